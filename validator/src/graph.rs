@@ -1,0 +1,270 @@
+//! The rendered objects of one environment, with provenance, indexed by group/kind/namespace/name.
+//!
+//! Rendering and parsing happen once (see `render`); rules only read this graph.
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Kinds that are cluster-scoped: they never get their release's namespace.
+pub const CLUSTER_SCOPED: &[&str] = &[
+    "Namespace",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "ClusterIssuer",
+    "GatewayClass",
+    "PersistentVolume",
+    "StorageClass",
+    "PriorityClass",
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "APIService",
+    "IngressClass",
+    "RuntimeClass",
+    "CSIDriver",
+    "VolumeAttachment",
+];
+
+/// Where an object came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Provenance {
+    pub environment: String,
+    /// `namespace/name` of the release, `None` for `--manifests` input and policy externals.
+    pub release: Option<String>,
+    /// The chart as declared in the state (`./charts/nvcf-pki`, `jetstack/cert-manager`).
+    pub chart: Option<String>,
+    /// Repository-relative template path (`charts/nvcf-pki/templates/certificate.yaml`), or the
+    /// manifest file for `--manifests` input, or the policy file for externals.
+    pub file: Option<String>,
+    /// Index of the document within the rendered template file.
+    pub doc_index: usize,
+    /// Best line in `file` for this object (1-based).
+    pub line: Option<usize>,
+    /// The template source text, when known, so findings can point at the line of a field.
+    pub template_text: Option<std::sync::Arc<str>>,
+    /// True for objects that exist outside the stack (declared in the policy).
+    pub external: bool,
+}
+
+/// One Kubernetes object.
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub api_version: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+    /// The whole document.
+    pub body: Value,
+    pub prov: Provenance,
+}
+
+/// Identity of an object: group (empty for core), kind, namespace (None if cluster-scoped), name.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ObjKey {
+    pub group: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+impl std::fmt::Display for ObjKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let g = if self.group.is_empty() { String::new() } else { format!(".{}", self.group) };
+        match &self.namespace {
+            Some(ns) => write!(f, "{}{g} {ns}/{}", self.kind, self.name),
+            None => write!(f, "{}{g} {}", self.kind, self.name),
+        }
+    }
+}
+
+/// The API group of an apiVersion (`apps/v1` → `apps`, `v1` → ``).
+pub fn group_of(api_version: &str) -> &str {
+    match api_version.rsplit_once('/') {
+        Some((g, _)) => g,
+        None => "",
+    }
+}
+
+impl Object {
+    /// Build an object from a parsed document. Returns `None` for documents that are not
+    /// Kubernetes objects (no kind / name). `default_ns` is the release namespace.
+    pub fn from_value(body: Value, default_ns: Option<&str>, prov: Provenance) -> Option<Object> {
+        let api_version = body.get("apiVersion")?.as_str()?.to_string();
+        let kind = body.get("kind")?.as_str()?.to_string();
+        let meta = body.get("metadata")?;
+        let name = meta.get("name")?.as_str()?.to_string();
+        let namespace = if CLUSTER_SCOPED.contains(&kind.as_str()) {
+            None
+        } else {
+            meta.get("namespace")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .or_else(|| default_ns.map(str::to_string))
+        };
+        Some(Object { api_version, kind, namespace, name, body, prov })
+    }
+
+    pub fn group(&self) -> &str {
+        group_of(&self.api_version)
+    }
+
+    pub fn key(&self) -> ObjKey {
+        ObjKey {
+            group: self.group().to_string(),
+            kind: self.kind.clone(),
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+        }
+    }
+
+    /// `kind namespace/name` for messages.
+    pub fn display(&self) -> String {
+        match &self.namespace {
+            Some(ns) => format!("{} {ns}/{}", self.kind, self.name),
+            None => format!("{} {}", self.kind, self.name),
+        }
+    }
+
+    /// JSON-pointer lookup in the body (`/spec/template/spec`).
+    pub fn at(&self, pointer: &str) -> Option<&Value> {
+        self.body.pointer(pointer)
+    }
+
+    /// String at a JSON pointer.
+    pub fn str_at(&self, pointer: &str) -> Option<&str> {
+        self.at(pointer).and_then(Value::as_str)
+    }
+
+    pub fn annotations(&self) -> Option<&serde_json::Map<String, Value>> {
+        self.at("/metadata/annotations").and_then(Value::as_object)
+    }
+
+    /// The pod spec of a workload (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
+    /// CronJob), if this object has one.
+    pub fn pod_spec(&self) -> Option<&Value> {
+        match self.kind.as_str() {
+            "Pod" => self.at("/spec"),
+            "CronJob" => self.at("/spec/jobTemplate/spec/template/spec"),
+            "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job" | "ReplicationController" => {
+                self.at("/spec/template/spec")
+            }
+            _ => None,
+        }
+    }
+
+    /// Every container of the pod spec, with its list name (`containers`, `initContainers`,
+    /// `ephemeralContainers`).
+    pub fn containers(&self) -> Vec<(&'static str, &Value)> {
+        let mut out = Vec::new();
+        if let Some(spec) = self.pod_spec() {
+            for list in ["initContainers", "containers", "ephemeralContainers"] {
+                if let Some(items) = spec.get(list).and_then(Value::as_array) {
+                    out.extend(items.iter().map(|c| (list, c)));
+                }
+            }
+        }
+        out
+    }
+
+    /// The best line for a needle (e.g. a flag or a key) in the template source; falls back to
+    /// the object's own line. Use it so findings point at the line to edit.
+    pub fn line_of(&self, needle: &str) -> Option<usize> {
+        if let Some(text) = &self.prov.template_text {
+            if let Some(i) = text.lines().position(|l| l.contains(needle)) {
+                return Some(i + 1);
+            }
+        }
+        self.prov.line
+    }
+}
+
+/// All objects of one environment.
+#[derive(Debug, Clone, Default)]
+pub struct Graph {
+    pub environment: String,
+    pub objects: Vec<Object>,
+    index: BTreeMap<ObjKey, Vec<usize>>,
+}
+
+impl Graph {
+    pub fn new(environment: impl Into<String>, objects: Vec<Object>) -> Graph {
+        let mut g = Graph { environment: environment.into(), objects: Vec::new(), index: BTreeMap::new() };
+        for o in objects {
+            g.push(o);
+        }
+        g
+    }
+
+    pub fn push(&mut self, o: Object) {
+        self.index.entry(o.key()).or_default().push(self.objects.len());
+        self.objects.push(o);
+    }
+
+    /// Look an object up. `group` is the API group ("" for core), `namespace` None for
+    /// cluster-scoped kinds. Returns the first object with that identity.
+    pub fn get(&self, group: &str, kind: &str, namespace: Option<&str>, name: &str) -> Option<&Object> {
+        self.get_all(group, kind, namespace, name).next()
+    }
+
+    /// Every object with that identity (more than one means two writers).
+    pub fn get_all<'a>(
+        &'a self,
+        group: &str,
+        kind: &str,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> impl Iterator<Item = &'a Object> + 'a {
+        let key = ObjKey {
+            group: group.to_string(),
+            kind: kind.to_string(),
+            namespace: namespace.map(str::to_string),
+            name: name.to_string(),
+        };
+        self.index.get(&key).into_iter().flatten().map(move |&i| &self.objects[i])
+    }
+
+    /// Objects of a kind (any group) — rules usually filter by kind first.
+    pub fn of_kind<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = &'a Object> + 'a {
+        self.objects.iter().filter(move |o| o.kind == kind)
+    }
+
+    /// Objects of a group and kind.
+    pub fn of<'a>(&'a self, group: &'a str, kind: &'a str) -> impl Iterator<Item = &'a Object> + 'a {
+        self.objects.iter().filter(move |o| o.kind == kind && o.group() == group)
+    }
+
+    /// Identities rendered more than once, with their objects.
+    pub fn duplicates(&self) -> impl Iterator<Item = (&ObjKey, Vec<&Object>)> {
+        self.index
+            .iter()
+            .filter(|(_, v)| v.len() > 1)
+            .map(|(k, v)| (k, v.iter().map(|&i| &self.objects[i]).collect()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.objects.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn namespace_defaults_and_cluster_scope() {
+        let p = Provenance::default();
+        let cm = Object::from_value(json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}), Some("nvcf"), p.clone()).unwrap();
+        assert_eq!(cm.namespace.as_deref(), Some("nvcf"));
+        let ci = Object::from_value(json!({"apiVersion":"cert-manager.io/v1","kind":"ClusterIssuer","metadata":{"name":"a","namespace":"x"}}), Some("nvcf"), p).unwrap();
+        assert_eq!(ci.namespace, None);
+        let g = Graph::new("e", vec![cm.clone(), ci, cm]);
+        assert!(g.get("", "ConfigMap", Some("nvcf"), "a").is_some());
+        assert!(g.get("cert-manager.io", "ClusterIssuer", None, "a").is_some());
+        assert_eq!(g.duplicates().count(), 1);
+    }
+}

@@ -1,0 +1,12 @@
+//! nvcf-validate: renders the Helmfile stack with the real helmfile/helm and refuses anything
+//! insecure or inconsistent. `main.rs` is the CLI only; everything else lives here so tests and
+//! rules can use it without a process.
+
+pub mod finding;
+pub mod graph;
+pub mod pki;
+pub mod policy;
+pub mod render;
+pub mod rules;
+pub mod stack;
+pub mod yaml;

@@ -1,0 +1,262 @@
+//! The policy file (`validator-policy.yaml`): settings, declared externals, waivers and
+//! organisation switches. Parsed once into a validated struct; a bad policy is an error naming the
+//! file and the entry.
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::Path;
+use time::Date;
+
+pub const DEFAULT_POLICY_FILE: &str = "validator-policy.yaml";
+
+/// Rules that may never be waived unless the policy says otherwise.
+pub const DEFAULT_NEVER_WAIVE: &[&str] = &["insecure-flag", "plaintext-endpoint"];
+
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// Path of the policy file as given / found, `None` for the built-in default.
+    pub file: Option<String>,
+    pub settings: Settings,
+    pub externals: Vec<External>,
+    pub waivers: Vec<Waiver>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy { file: None, settings: Settings::default(), externals: Vec::new(), waivers: Vec::new() }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Settings {
+    #[serde(default)]
+    pub gateway_api: GatewayApi,
+    /// Allowed chart repositories (URL prefixes: `oci://quay.io/jetstack/charts`,
+    /// `https://openbao.github.io/openbao-helm`). Empty: any https/oci repository.
+    #[serde(default)]
+    pub allowed_chart_repositories: Vec<String>,
+    /// Allowed image registries (`quay.io`, `nvcr.io`, `docker.io` …). Empty: any registry.
+    #[serde(default)]
+    pub allowed_image_registries: Vec<String>,
+    /// Environments where images must carry a digest (`@sha256:`); `"*"` for all.
+    #[serde(default)]
+    pub require_image_digests: Vec<String>,
+    /// Rules that may never be waived.
+    #[serde(default = "default_never_waive")]
+    pub never_waive: Vec<String>,
+}
+
+fn default_never_waive() -> Vec<String> {
+    DEFAULT_NEVER_WAIVE.iter().map(|s| s.to_string()).collect()
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            gateway_api: GatewayApi::default(),
+            allowed_chart_repositories: Vec::new(),
+            allowed_image_registries: Vec::new(),
+            require_image_digests: Vec::new(),
+            never_waive: default_never_waive(),
+        }
+    }
+}
+
+impl Settings {
+    pub fn digests_required(&self, environment: &str) -> bool {
+        self.require_image_digests.iter().any(|e| e == "*" || e == environment)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayApi {
+    /// `v1.6`, `v1.5`, … (a leading `v` is optional).
+    #[serde(default = "default_gw_version")]
+    pub version: String,
+    /// `standard` or `experimental`.
+    #[serde(default = "default_gw_channel")]
+    pub channel: String,
+}
+
+fn default_gw_version() -> String {
+    "v1.6".into()
+}
+fn default_gw_channel() -> String {
+    "standard".into()
+}
+
+impl Default for GatewayApi {
+    fn default() -> Self {
+        GatewayApi { version: default_gw_version(), channel: default_gw_channel() }
+    }
+}
+
+impl GatewayApi {
+    /// `(major, minor)` of the declared version.
+    pub fn minor(&self) -> (u32, u32) {
+        let v = self.version.trim_start_matches('v');
+        let mut it = v.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        (it.next().unwrap_or(1), it.next().unwrap_or(0))
+    }
+}
+
+/// An object that exists outside the stack (a customer ClusterIssuer, a pre-created Secret, an
+/// existing Gateway). The engine adds externals to each environment's graph as objects with
+/// `prov.external = true` and `prov.file` = the policy file.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct External {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    pub name: String,
+    /// Secret type, e.g. `kubernetes.io/tls`.
+    #[serde(default, rename = "type")]
+    pub type_: Option<String>,
+    /// Environments where it exists; empty: all.
+    #[serde(default)]
+    pub environments: Vec<String>,
+    /// The object's spec as trusted (e.g. an external Gateway's listeners).
+    #[serde(default)]
+    pub spec: Option<Value>,
+    /// Extra data (e.g. a pre-created Secret's public `tls.crt` chain PEM to check).
+    #[serde(default)]
+    pub data: Option<Value>,
+}
+
+impl External {
+    pub fn applies_to(&self, environment: &str) -> bool {
+        self.environments.is_empty() || self.environments.iter().any(|e| e == environment)
+    }
+
+    /// The external as a Kubernetes document.
+    pub fn to_value(&self) -> Value {
+        let mut meta = serde_json::Map::new();
+        meta.insert("name".into(), Value::String(self.name.clone()));
+        if let Some(ns) = &self.namespace {
+            meta.insert("namespace".into(), Value::String(ns.clone()));
+        }
+        let mut doc = serde_json::Map::new();
+        doc.insert("apiVersion".into(), Value::String(self.api_version.clone()));
+        doc.insert("kind".into(), Value::String(self.kind.clone()));
+        doc.insert("metadata".into(), Value::Object(meta));
+        if let Some(t) = &self.type_ {
+            doc.insert("type".into(), Value::String(t.clone()));
+        }
+        if let Some(s) = &self.spec {
+            doc.insert("spec".into(), s.clone());
+        }
+        if let Some(d) = &self.data {
+            doc.insert("data".into(), d.clone());
+        }
+        Value::Object(doc)
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Target {
+    #[serde(default)]
+    pub environment: Option<String>,
+    /// `namespace/name`
+    #[serde(default)]
+    pub release: Option<String>,
+    #[serde(default)]
+    pub kind: Option<String>,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Waiver {
+    pub rule: String,
+    pub target: Target,
+    pub reason: String,
+    pub expires: Date,
+    /// 1-based index of the waiver in the policy's `waivers:` list (for messages).
+    pub index: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWaiver {
+    rule: Option<String>,
+    target: Option<Target>,
+    reason: Option<String>,
+    expires: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPolicy {
+    #[serde(default)]
+    version: Option<u32>,
+    #[serde(default)]
+    settings: Option<Settings>,
+    #[serde(default)]
+    externals: Vec<External>,
+    #[serde(default)]
+    waivers: Vec<RawWaiver>,
+}
+
+impl Policy {
+    /// Load and validate a policy file. `display` is how the file is named in messages.
+    pub fn load(path: &Path, display: &str) -> Result<Policy> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("cannot read policy file {display}"))?;
+        Policy::parse(&text, display)
+    }
+
+    pub fn parse(text: &str, display: &str) -> Result<Policy> {
+        let raw: RawPolicy = crate::yaml::from_str(text).with_context(|| {
+            format!("{display}: not a valid policy (see `nvcf-validate explain` and the README's policy section)")
+        })?;
+        if let Some(v) = raw.version {
+            if v != 1 {
+                bail!("{display}: unsupported policy version {v}; this validator understands version 1");
+            }
+        }
+        let mut waivers = Vec::new();
+        for (i, w) in raw.waivers.into_iter().enumerate() {
+            let n = i + 1;
+            let rule = w.rule.filter(|r| !r.trim().is_empty()).with_context(|| format!("{display}: waiver #{n} has no `rule`"))?;
+            if crate::rules::find(&rule).is_none() {
+                bail!("{display}: waiver #{n} names unknown rule `{rule}` (see `nvcf-validate rules`)");
+            }
+            let target = w.target.with_context(|| format!("{display}: waiver #{n} ({rule}) has no `target`; say which environment/release/object it covers"))?;
+            if target == Target::default() {
+                bail!("{display}: waiver #{n} ({rule}) has an empty `target`; name at least an environment, release or object");
+            }
+            let reason = w.reason.filter(|r| !r.trim().is_empty()).with_context(|| format!("{display}: waiver #{n} ({rule}) has no `reason`; every waiver must say why"))?;
+            let expires_raw = w.expires.with_context(|| format!("{display}: waiver #{n} ({rule}) has no `expires` date (YYYY-MM-DD); waivers must expire"))?;
+            let expires_text = match &expires_raw {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            let fmt = time::macros::format_description!("[year]-[month]-[day]");
+            let expires = Date::parse(expires_text.trim(), &fmt).with_context(|| {
+                format!("{display}: waiver #{n} ({rule}): `expires: {expires_text}` is not a date (YYYY-MM-DD)")
+            })?;
+            waivers.push(Waiver { rule, target, reason, expires, index: n });
+        }
+        Ok(Policy {
+            file: Some(display.to_string()),
+            settings: raw.settings.unwrap_or_default(),
+            externals: raw.externals,
+            waivers,
+        })
+    }
+
+    pub fn externals_for<'a>(&'a self, environment: &'a str) -> impl Iterator<Item = &'a External> + 'a {
+        self.externals.iter().filter(move |e| e.applies_to(environment))
+    }
+
+    pub fn may_waive(&self, rule: &str) -> bool {
+        !self.settings.never_waive.iter().any(|r| r == rule)
+    }
+}

@@ -1,0 +1,108 @@
+//! The rule registry. One module per rule family; each rule is a static `Rule` with its id,
+//! default severity, documentation (the same text `explain`, `rules` and SARIF print) and a pure
+//! check function over the stack model and the object graph.
+
+pub mod insecure;
+pub mod ownership;
+pub mod pinning;
+pub mod pki;
+pub mod routes;
+
+use crate::finding::{Finding, Severity};
+use crate::graph::Graph;
+use crate::policy::Policy;
+use crate::render::ReleaseStatus;
+use crate::stack::{EnvState, Stack};
+
+/// What a rule looks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The helmfile state (releases, needs, chart references, state values). Runs before
+    /// rendering, and is skipped for `--manifests` input (no state).
+    State,
+    /// Rendered objects. Runs on every environment's graph, and on `--manifests` input.
+    Objects,
+}
+
+pub struct Rule {
+    /// Contract id (kebab-case), e.g. `san-covers-advertised-name`.
+    pub id: &'static str,
+    /// Family, e.g. `ownership`, `pinning`, `insecure transport`, `pki`, `routes`.
+    pub family: &'static str,
+    pub severity: Severity,
+    /// One line: what the rule refuses.
+    pub summary: &'static str,
+    /// Markdown with the sections `What it does`, `Why it matters`, `How to fix`, `Example`.
+    pub explain: &'static str,
+    pub scope: Scope,
+    pub check: fn(&Ctx) -> Vec<Finding>,
+}
+
+impl std::fmt::Debug for Rule {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rule").field("id", &self.id).finish()
+    }
+}
+
+/// Everything a rule may read. Rules are pure: no I/O, no clock except `now`.
+pub struct Ctx<'a> {
+    pub environment: &'a str,
+    /// The whole stack (all environments), `None` for `--manifests` input.
+    pub stack: Option<&'a Stack>,
+    /// This environment's state, `None` for `--manifests` input.
+    pub state: Option<&'a EnvState>,
+    /// Rendered objects of this environment plus the policy's externals (`prov.external`).
+    pub graph: &'a Graph,
+    pub policy: &'a Policy,
+    /// Per-release render status of this environment (rendered or why not; mirror checks).
+    pub status: &'a [ReleaseStatus],
+    /// The moment certificates are judged at (expiry).
+    pub now: time::OffsetDateTime,
+}
+
+/// Every rule, in catalog order.
+pub fn registry() -> Vec<&'static Rule> {
+    ownership::RULES
+        .iter()
+        .chain(pinning::RULES)
+        .chain(insecure::RULES)
+        .chain(pki::RULES)
+        .chain(routes::RULES)
+        .collect()
+}
+
+pub fn find(id: &str) -> Option<&'static Rule> {
+    registry().into_iter().find(|r| r.id == id)
+}
+
+/// Run every rule of `scope` and return findings tagged with the rule's environment.
+pub fn run(ctx: &Ctx, scope: Scope) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for rule in registry().into_iter().filter(|r| r.scope == scope) {
+        for mut f in (rule.check)(ctx) {
+            debug_assert_eq!(f.rule, rule.id, "rule {} reported a finding as {}", rule.id, f.rule);
+            if f.environment.is_none() && !ctx.environment.is_empty() {
+                f.environment = Some(ctx.environment.to_string());
+            }
+            out.push(f);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_kebab_case_and_documented() {
+        let mut seen = std::collections::BTreeSet::new();
+        for r in registry() {
+            assert!(seen.insert(r.id), "duplicate rule id {}", r.id);
+            assert!(r.id.split('-').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())), "{}", r.id);
+            for section in ["What it does", "Why it matters", "How to fix", "Example"] {
+                assert!(r.explain.contains(section), "rule {} explain text lacks section `{section}`", r.id);
+            }
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Rule family: pinning. (Being written; see validator.md's rule catalog.)
+
+use super::Rule;
+
+pub static RULES: &[Rule] = &[];

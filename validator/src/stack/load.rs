@@ -1,0 +1,1 @@
+//! Stack loading from helmfile: see mod.rs.

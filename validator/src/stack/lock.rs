@@ -1,0 +1,61 @@
+//! `charts.lock.yaml`: the sha256 of every pinned upstream chart artifact.
+//!
+//! ```yaml
+//! charts:
+//!   - release: cert-manager
+//!     chart: cert-manager
+//!     repository: oci://quay.io/jetstack/charts
+//!     version: v1.19.1
+//!     sha256: <64 lowercase hex>
+//! ```
+
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
+use std::path::Path;
+
+pub const LOCK_FILE: &str = "charts.lock.yaml";
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChartLock {
+    #[serde(default)]
+    pub charts: Vec<LockEntry>,
+    /// Repository-relative path of the lock file, when one was read.
+    #[serde(skip)]
+    pub file: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LockEntry {
+    pub release: String,
+    pub chart: String,
+    pub repository: String,
+    pub version: String,
+    pub sha256: String,
+}
+
+impl ChartLock {
+    /// Read the lock beside the entry state; a missing file is an empty lock (the pinning rule
+    /// then reports every remote chart), a malformed one is an error.
+    pub fn load(root: &Path) -> Result<ChartLock> {
+        let path = root.join(LOCK_FILE);
+        if !path.exists() {
+            return Ok(ChartLock::default());
+        }
+        let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+        let mut lock: ChartLock = crate::yaml::from_str(&text)
+            .with_context(|| format!("{}: not a valid chart lock (expected `charts:` entries with release, chart, repository, version, sha256)", path.display()))?;
+        for e in &lock.charts {
+            if e.sha256.len() != 64 || !e.sha256.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
+                bail!("{}: release {}: sha256 must be 64 lowercase hex characters, got {:?}", path.display(), e.release, e.sha256);
+            }
+        }
+        lock.file = Some(LOCK_FILE.to_string());
+        Ok(lock)
+    }
+
+    pub fn for_release(&self, release: &str) -> Option<&LockEntry> {
+        self.charts.iter().find(|e| e.release == release)
+    }
+}

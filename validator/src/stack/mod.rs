@@ -1,0 +1,112 @@
+//! The helmfile state model: environments, releases, repositories, needs, chart references and
+//! where each release is declared. Built from the real `helmfile build` output (see `load`).
+
+pub mod load;
+pub mod lock;
+
+pub use lock::{ChartLock, LockEntry};
+
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Everything the state says, for every environment.
+#[derive(Debug, Clone, Default)]
+pub struct Stack {
+    /// Directory of the entry state file; repository-relative paths are relative to it.
+    pub root: PathBuf,
+    /// The entry state file (e.g. `helmfile.yaml`).
+    pub entry: PathBuf,
+    /// Environment names declared by the entry state, in declaration order.
+    pub environment_names: Vec<String>,
+    /// The resolved state of each environment that was loaded.
+    pub environments: Vec<EnvState>,
+    /// The chart lock (`charts.lock.yaml` beside the entry state), empty when absent.
+    pub lock: ChartLock,
+}
+
+impl Stack {
+    pub fn env(&self, name: &str) -> Option<&EnvState> {
+        self.environments.iter().find(|e| e.name == name)
+    }
+}
+
+/// One environment's resolved state across all state files (`helmfiles:` included).
+#[derive(Debug, Clone, Default)]
+pub struct EnvState {
+    pub name: String,
+    /// Repository-relative paths of every state file helmfile loaded, entry first.
+    pub state_files: Vec<String>,
+    /// Every release declaration, in the order helmfile printed them. A release declared in two
+    /// state files appears twice.
+    pub releases: Vec<Release>,
+    pub repositories: Vec<Repository>,
+}
+
+impl EnvState {
+    /// Releases that will be installed (`installed: false` / conditions excluded).
+    pub fn installed(&self) -> impl Iterator<Item = &Release> {
+        self.releases.iter().filter(|r| r.installed)
+    }
+
+    pub fn repository(&self, name: &str) -> Option<&Repository> {
+        self.repositories.iter().find(|r| r.name == name)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Repository {
+    pub name: String,
+    pub url: String,
+    pub oci: bool,
+    /// State file (repository-relative) that declares it.
+    pub file: String,
+}
+
+/// Where a release's chart comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChartRef {
+    /// A directory chart. `path` is repository-relative (normalised, may start with `..` when
+    /// it points outside the repository).
+    Local { path: String },
+    /// `repo/chart` through a repository declared in the state.
+    Repo { repo: String, chart: String, url: Option<String>, oci: bool },
+    /// `oci://host/path/chart` given directly.
+    Oci { url: String },
+    /// A chart tarball or URL we do not classify further.
+    Other { raw: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct Release {
+    pub name: String,
+    pub namespace: String,
+    /// The chart as written in the state.
+    pub chart: String,
+    pub chart_ref: ChartRef,
+    pub version: Option<String>,
+    pub devel: bool,
+    pub installed: bool,
+    /// `needs` entries as written (`name`, `namespace/name` or `context/namespace/name`).
+    pub needs: Vec<String>,
+    /// The inline `values:` entries and values file names as declared in the state.
+    pub declared_values: Vec<Value>,
+    /// The merged values helm receives for this release (from `helmfile write-values`);
+    /// `Value::Null` when they could not be computed.
+    pub values: Value,
+    /// `set:` entries as `(name, value)`.
+    pub set: Vec<(String, Value)>,
+    /// State file (repository-relative) and line of the `- name:` entry.
+    pub file: String,
+    pub line: Option<usize>,
+}
+
+impl Release {
+    /// `namespace/name`, the identity used in findings and reports.
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    pub fn is_remote(&self) -> bool {
+        !matches!(self.chart_ref, ChartRef::Local { .. })
+    }
+}
