@@ -2,10 +2,12 @@
 //! insecure or inconsistent. `main.rs` is the CLI only; everything else lives here so tests and
 //! rules can use it without a process.
 
+pub mod commands;
 pub mod finding;
 pub mod graph;
 pub mod pki;
 pub mod policy;
+pub mod probe;
 pub mod render;
 pub mod rules;
 pub mod stack;
