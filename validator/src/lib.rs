@@ -11,4 +11,6 @@ pub mod probe;
 pub mod render;
 pub mod rules;
 pub mod stack;
+#[cfg(test)]
+pub mod testutil;
 pub mod yaml;
