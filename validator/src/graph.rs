@@ -2,6 +2,7 @@
 //!
 //! Rendering and parsing happen once (see `render`); rules only read this graph.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -26,7 +27,7 @@ pub const CLUSTER_SCOPED: &[&str] = &[
 ];
 
 /// Where an object came from.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Provenance {
     pub environment: String,
     /// `namespace/name` of the release, `None` for `--manifests` input and policy externals.
@@ -41,6 +42,7 @@ pub struct Provenance {
     /// Best line in `file` for this object (1-based).
     pub line: Option<usize>,
     /// The template source text, when known, so findings can point at the line of a field.
+    #[serde(skip)]
     pub template_text: Option<std::sync::Arc<str>>,
     /// True for objects that exist outside the stack (declared in the policy).
     pub external: bool,

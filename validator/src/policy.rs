@@ -20,12 +20,27 @@ pub struct Policy {
     pub settings: Settings,
     pub externals: Vec<External>,
     pub waivers: Vec<Waiver>,
+    /// Severity overrides by rule id (`error`, `warning`, `allow`); the command line's
+    /// `-D/-W/-A` take precedence.
+    pub severity: std::collections::BTreeMap<String, Level>,
 }
 
 impl Default for Policy {
     fn default() -> Self {
-        Policy { file: None, settings: Settings::default(), externals: Vec::new(), waivers: Vec::new() }
+        Policy { file: None, settings: Settings::default(), externals: Vec::new(), waivers: Vec::new(), severity: Default::default() }
     }
+}
+
+/// A severity override.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    /// `-D`: report as an error.
+    Error,
+    /// `-W`: report as a warning.
+    Warning,
+    /// `-A`: do not report.
+    Allow,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -203,6 +218,8 @@ struct RawPolicy {
     externals: Vec<External>,
     #[serde(default)]
     waivers: Vec<RawWaiver>,
+    #[serde(default)]
+    severity: std::collections::BTreeMap<String, Level>,
 }
 
 impl Policy {
@@ -244,11 +261,17 @@ impl Policy {
             })?;
             waivers.push(Waiver { rule, target, reason, expires, index: n });
         }
+        for rule in raw.severity.keys() {
+            if crate::rules::find(rule).is_none() {
+                bail!("{display}: `severity` names unknown rule `{rule}` (see `nvcf-validate rules`)");
+            }
+        }
         Ok(Policy {
             file: Some(display.to_string()),
             settings: raw.settings.unwrap_or_default(),
             externals: raw.externals,
             waivers,
+            severity: raw.severity,
         })
     }
 
@@ -258,5 +281,22 @@ impl Policy {
 
     pub fn may_waive(&self, rule: &str) -> bool {
         !self.settings.never_waive.iter().any(|r| r == rule)
+    }
+
+    /// Add this policy's externals for the graph's environment to the graph, as objects with
+    /// `prov.external = true` pointing at the policy file.
+    pub fn add_externals(&self, g: &mut crate::graph::Graph) {
+        let env = g.environment.clone();
+        for e in self.externals_for(&env) {
+            let prov = crate::graph::Provenance {
+                environment: env.clone(),
+                file: self.file.clone(),
+                external: true,
+                ..Default::default()
+            };
+            if let Some(o) = crate::graph::Object::from_value(e.to_value(), None, prov) {
+                g.push(o);
+            }
+        }
     }
 }

@@ -30,18 +30,7 @@ pub fn graph(env: &str, yaml: &str) -> Graph {
 
 /// Add the policy's externals for `env` to a graph, as the engine does.
 pub fn with_externals(mut g: Graph, policy: &Policy) -> Graph {
-    let env = g.environment.clone();
-    for e in policy.externals_for(&env) {
-        let prov = Provenance {
-            environment: env.clone(),
-            file: policy.file.clone(),
-            external: true,
-            ..Provenance::default()
-        };
-        if let Some(o) = Object::from_value(e.to_value(), None, prov) {
-            g.push(o);
-        }
-    }
+    policy.add_externals(&mut g);
     g
 }
 

@@ -31,3 +31,146 @@ pub struct MirrorCheck {
     /// The sha256 the lock pins, `None` when the lock has no entry.
     pub expected: Option<String>,
 }
+
+pub mod cache;
+pub mod helmfile;
+pub mod manifests;
+pub mod tools;
+
+use crate::stack::{load, ChartLock, Stack};
+use anyhow::{bail, Context, Result};
+use helmfile::{EnvRender, Options};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// How the render went, for reports and the progress line.
+#[derive(Debug, Clone, Default)]
+pub struct RenderStats {
+    pub cache_hits: usize,
+    pub cache_misses: usize,
+}
+
+/// Resolve `--file`: a state file, or a directory holding `helmfile.yaml[.gotmpl]`.
+pub fn resolve_entry(file: &Path) -> Result<PathBuf> {
+    let p = if file.is_dir() {
+        ["helmfile.yaml", "helmfile.yaml.gotmpl", "helmfile.yml"]
+            .iter()
+            .map(|n| file.join(n))
+            .find(|p| p.is_file())
+            .with_context(|| format!("{}: no helmfile.yaml or helmfile.yaml.gotmpl in this directory", file.display()))?
+    } else if file.is_file() {
+        file.to_path_buf()
+    } else {
+        bail!("state file {} not found; pass the stack's helmfile.yaml with --file", file.display());
+    };
+    Ok(load::absolute(&p))
+}
+
+/// Render the selected environments (all declared ones when `selected` is empty), in parallel,
+/// through the cache.
+pub fn render_stack(
+    file: &Path,
+    selected: &[String],
+    opts: &Options,
+    use_cache: bool,
+    progress: bool,
+) -> Result<(Stack, Vec<EnvRender>, RenderStats)> {
+    let entry = resolve_entry(file)?;
+    let root = entry.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let lock = ChartLock::load(&root)?;
+    let cache = if use_cache { cache::Cache::open() } else { None };
+    let entry_rel = load::relative(&entry, &root);
+    let tree = if cache.is_some() { cache::tree_hash(&root)? } else { String::new() };
+    let mirror = match &opts.chart_mirror {
+        Some(d) => mirror_fingerprint(d)?,
+        None => "-".into(),
+    };
+    let mode = format!("offline={} mirror={mirror}", opts.offline);
+
+    let tools: OnceLock<Result<tools::Tools, String>> = OnceLock::new();
+    let get_tools = || -> Result<tools::Tools> {
+        tools
+            .get_or_init(|| tools::Tools::locate(&root).map_err(|e| format!("{e:#}")))
+            .clone()
+            .map_err(|e| anyhow::anyhow!(e))
+    };
+
+    let mut stats = RenderStats::default();
+    let names_key = cache::key(&[&tree, &entry_rel, "environments"]);
+    let names: Vec<String> = match cache.as_ref().and_then(|c| c.get::<Vec<String>>(&names_key)) {
+        Some(n) => n,
+        None => {
+            let docs = load::build(&get_tools()?, &entry, "default")?;
+            let n = load::environment_names(&docs, &entry);
+            if let Some(c) = &cache {
+                c.put(&names_key, &n)?;
+            }
+            n
+        }
+    };
+    let envs: Vec<String> = if selected.is_empty() {
+        names.clone()
+    } else {
+        for e in selected {
+            if !names.contains(e) {
+                bail!("environment `{e}` is not declared in {} (declared: {})", entry.display(), names.join(", "));
+            }
+        }
+        selected.to_vec()
+    };
+
+    let results: Vec<Result<(EnvRender, bool)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = envs
+            .iter()
+            .map(|env| {
+                let key = cache::key(&[&tree, &entry_rel, env, &mode]);
+                let cache = cache.as_ref();
+                let get_tools = &get_tools;
+                let (entry, root, lock) = (&entry, &root, &lock);
+                s.spawn(move || -> Result<(EnvRender, bool)> {
+                    if let Some(hit) = cache.and_then(|c| c.get::<EnvRender>(&key)) {
+                        return Ok((hit, true));
+                    }
+                    if progress {
+                        eprintln!("nvcf-validate: rendering environment {env} …");
+                    }
+                    let r = helmfile::render_env(&get_tools()?, entry, root, lock, env, opts)
+                        .with_context(|| format!("environment {env}"))?;
+                    if let (Some(c), None) = (cache, &r.render_error) {
+                        c.put(&key, &r)?;
+                    }
+                    if progress {
+                        eprintln!("nvcf-validate: environment {env}: {} objects from {} releases", r.docs.len(), r.status.iter().filter(|s| s.rendered).count());
+                    }
+                    Ok((r, false))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("render thread panicked")).collect()
+    });
+    let mut renders = Vec::new();
+    for r in results {
+        let (r, hit) = r?;
+        if hit {
+            stats.cache_hits += 1;
+        } else {
+            stats.cache_misses += 1;
+        }
+        renders.push(r);
+    }
+    let stack = Stack {
+        root,
+        entry,
+        environment_names: names,
+        environments: renders.iter().map(|r| r.state.clone()).collect(),
+        lock,
+    };
+    Ok((stack, renders, stats))
+}
+
+fn mirror_fingerprint(dir: &Path) -> Result<String> {
+    if !dir.is_dir() {
+        bail!("--chart-mirror {}: not a directory", dir.display());
+    }
+    cache::tree_hash(dir)
+}

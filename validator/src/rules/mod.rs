@@ -6,6 +6,7 @@ pub mod insecure;
 pub mod ownership;
 pub mod pinning;
 pub mod pki;
+pub mod policy;
 pub mod routes;
 
 use crate::finding::{Finding, Severity};
@@ -68,6 +69,7 @@ pub fn registry() -> Vec<&'static Rule> {
         .chain(insecure::RULES)
         .chain(pki::RULES)
         .chain(routes::RULES)
+        .chain(policy::RULES)
         .collect()
 }
 

@@ -6,6 +6,7 @@ pub mod lock;
 
 pub use lock::{ChartLock, LockEntry};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -31,7 +32,7 @@ impl Stack {
 }
 
 /// One environment's resolved state across all state files (`helmfiles:` included).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct EnvState {
     pub name: String,
     /// Repository-relative paths of every state file helmfile loaded, entry first.
@@ -53,7 +54,7 @@ impl EnvState {
     }
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Repository {
     pub name: String,
     pub url: String,
@@ -63,7 +64,7 @@ pub struct Repository {
 }
 
 /// Where a release's chart comes from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ChartRef {
     /// A directory chart. `path` is repository-relative (normalised, may start with `..` when
     /// it points outside the repository).
@@ -76,7 +77,7 @@ pub enum ChartRef {
     Other { raw: String },
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Release {
     pub name: String,
     pub namespace: String,

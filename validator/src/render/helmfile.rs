@@ -1,0 +1,364 @@
+//! Rendering one environment with the real helmfile/helm.
+//!
+//! 1. `helmfile build` → the state model (releases, needs, chart references, lines).
+//! 2. In parallel:
+//!    - `helmfile write-values --skip-deps` → the merged values each release receives;
+//!    - `helmfile template --output-dir` for every release we may render (local charts, and
+//!      remote ones when online), one directory per release so each object knows its release.
+//! 3. Remote charts found in `--chart-mirror` are checked against the lock's sha256 and rendered
+//!    with `helm template <tarball>` and the values helmfile computed.
+
+use super::manifests::{parse_rendered_file, template_line, RenderedDoc};
+use super::tools::{run, Tools};
+use super::{MirrorCheck, ReleaseStatus};
+use crate::graph::Provenance;
+use crate::stack::load::{self, StateDoc};
+use crate::stack::{ChartLock, ChartRef, EnvState, Release};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha1::Sha1;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub offline: bool,
+    pub chart_mirror: Option<PathBuf>,
+}
+
+/// Everything rendering produced for one environment (this is what the cache stores).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EnvRender {
+    pub state: EnvState,
+    pub docs: Vec<RenderedDoc>,
+    pub status: Vec<ReleaseStatus>,
+    /// Set when the state loaded but rendering failed (helmfile refused the state): the
+    /// state-level rules still run, and the engine decides between exit 1 and 2.
+    pub render_error: Option<String>,
+}
+
+/// Load the state of an environment (`helmfile build`).
+pub fn load_state(tools: &Tools, entry: &Path, root: &Path, environment: &str) -> Result<(Vec<StateDoc>, EnvState)> {
+    let docs = load::build(tools, entry, environment)?;
+    let state = load::env_state(environment, &docs, root, entry);
+    Ok((docs, state))
+}
+
+/// How each release will be handled in this run.
+enum Plan {
+    Helmfile,
+    Mirror { tarball: PathBuf, check: MirrorCheck },
+    Skip { reason: String, mirror: Option<MirrorCheck> },
+}
+
+fn plan(r: &Release, lock: &ChartLock, opts: &Options) -> Result<Plan> {
+    if !r.installed {
+        return Ok(Plan::Skip { reason: "not installed in this environment (installed: false)".into(), mirror: None });
+    }
+    if !r.is_remote() {
+        return Ok(Plan::Helmfile);
+    }
+    let pinned = lock.for_release(&r.name);
+    let pin_text = match pinned {
+        Some(e) => format!("pinned {} sha256:{}", e.version, &e.sha256[..12]),
+        None => "not pinned in charts.lock.yaml".to_string(),
+    };
+    if let Some(dir) = &opts.chart_mirror {
+        if let Some(tarball) = mirror_tarball(dir, r) {
+            let bytes = std::fs::read(&tarball).with_context(|| format!("cannot read mirror tarball {}", tarball.display()))?;
+            let sha = hex::encode(Sha256::digest(&bytes));
+            let check = MirrorCheck { tarball: tarball.display().to_string(), sha256: sha.clone(), expected: pinned.map(|e| e.sha256.clone()) };
+            return Ok(match pinned {
+                Some(e) if e.sha256 == sha => Plan::Mirror { tarball, check },
+                Some(_) => Plan::Skip { reason: format!("mirror tarball {} does not match the pinned sha256; not rendered", tarball.display()), mirror: Some(check) },
+                None => Plan::Skip { reason: format!("mirror tarball {} has no sha256 in charts.lock.yaml to check it against; not rendered", tarball.display()), mirror: Some(check) },
+            });
+        }
+    }
+    if opts.offline {
+        let where_ = if opts.chart_mirror.is_some() { "--offline and not in --chart-mirror" } else { "--offline" };
+        return Ok(Plan::Skip { reason: format!("remote chart {} {} ({pin_text}); not rendered: {where_}", r.chart, r.version.as_deref().unwrap_or("(no version)")), mirror: None });
+    }
+    Ok(Plan::Helmfile)
+}
+
+/// `<chart>-<version>.tgz` in the mirror directory (with or without a leading `v`).
+fn mirror_tarball(dir: &Path, r: &Release) -> Option<PathBuf> {
+    let chart = match &r.chart_ref {
+        ChartRef::Repo { chart, .. } => chart.clone(),
+        ChartRef::Oci { url } => url.rsplit('/').next().unwrap_or_default().to_string(),
+        _ => r.chart.rsplit('/').next().unwrap_or_default().to_string(),
+    };
+    let v = r.version.clone().unwrap_or_default();
+    let bare = v.trim_start_matches('v').to_string();
+    [format!("{chart}-{v}.tgz"), format!("{chart}-{bare}.tgz"), format!("{chart}-v{bare}.tgz")]
+        .into_iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+}
+
+/// Render one environment. `entry` must be absolute (helmfile's output directories are keyed by
+/// the sha1 of each state file's absolute path).
+pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, environment: &str, opts: &Options) -> Result<EnvRender> {
+    let (_docs, mut state) = load_state(tools, entry, root, environment)?;
+    let plans: Vec<Plan> = state.releases.iter().map(|r| plan(r, lock, opts)).collect::<Result<_>>()?;
+
+    let work = tempfile::Builder::new().prefix("nvcf-validate-").tempdir().context("creating a temporary directory")?;
+    let values_dir = work.path().join("values");
+    let out_dir = work.path().join("out");
+
+    // Releases to leave out of `helmfile template` (by name; helmfile selectors AND within one
+    // --selector).
+    let excluded: Vec<&str> = state
+        .releases
+        .iter()
+        .zip(&plans)
+        .filter(|(r, p)| r.installed && !matches!(p, Plan::Helmfile))
+        .map(|(r, _)| r.name.as_str())
+        .collect();
+    let any_helmfile = plans.iter().any(|p| matches!(p, Plan::Helmfile));
+
+    let (values_res, template_res) = std::thread::scope(|s| {
+        let values = s.spawn(|| write_values(tools, entry, environment, &values_dir));
+        let template = s.spawn(|| {
+            if any_helmfile {
+                template(tools, entry, environment, &out_dir, &excluded, opts.offline)
+            } else {
+                Ok(())
+            }
+        });
+        (values.join().expect("values thread"), template.join().expect("template thread"))
+    });
+    let values = values_res?;
+    for r in state.releases.iter_mut() {
+        if let Some(v) = values.get(&(r.namespace.clone(), r.name.clone())) {
+            r.values = v.clone();
+        }
+    }
+
+    let mut render_error = template_res.err().map(|e| format!("{e:#}"));
+    let mut docs = Vec::new();
+    let mut counts: HashMap<(String, String), usize> = HashMap::new();
+    if render_error.is_none() && any_helmfile {
+        let sha_of_state: HashMap<String, String> = state
+            .state_files
+            .iter()
+            .map(|f| (abs_sha8(&root.join(f)), f.clone()))
+            .collect();
+        collect_output(&out_dir, root, environment, &state, &sha_of_state, &mut docs, &mut counts)?;
+    }
+    // Mirror renders.
+    for (r, p) in state.releases.iter().zip(&plans) {
+        if let Plan::Mirror { tarball, .. } = p {
+            match helm_template_tarball(tools, r, tarball, &values_dir, work.path()) {
+                Ok(text) => {
+                    for (inner, chunk) in split_by_source(&text) {
+                        let n = push_docs(&chunk, &inner, None, environment, r, &mut docs)?;
+                        *counts.entry((r.namespace.clone(), r.name.clone())).or_default() += n;
+                    }
+                }
+                Err(e) => render_error = Some(format!("{e:#}")),
+            }
+        }
+    }
+
+    let status = state
+        .releases
+        .iter()
+        .zip(plans)
+        .map(|(r, p)| {
+            let n = counts.get(&(r.namespace.clone(), r.name.clone())).copied().unwrap_or(0);
+            let (rendered, reason, mirror) = match p {
+                Plan::Helmfile | Plan::Mirror { .. } if render_error.is_some() => (false, Some("render failed".to_string()), None),
+                Plan::Helmfile => (true, None, None),
+                Plan::Mirror { check, .. } => (true, Some(format!("rendered from mirror tarball {}", check.tarball)), Some(check)),
+                Plan::Skip { reason, mirror } => (false, Some(reason), mirror),
+            };
+            ReleaseStatus { name: r.name.clone(), namespace: r.namespace.clone(), chart: r.chart.clone(), version: r.version.clone(), rendered, reason, objects: n, mirror }
+        })
+        .collect();
+    Ok(EnvRender { state, docs, status, render_error })
+}
+
+fn abs_sha8(p: &Path) -> String {
+    let abs = load::absolute(p);
+    let h = Sha1::digest(abs.to_string_lossy().as_bytes());
+    hex::encode(h)[..8].to_string()
+}
+
+fn write_values(tools: &Tools, entry: &Path, environment: &str, dir: &Path) -> Result<HashMap<(String, String), Value>> {
+    let mut cmd = tools.helmfile(entry, environment);
+    cmd.arg("write-values")
+        .arg("--skip-deps")
+        .arg("--output-file-template")
+        .arg(format!("{}/{{{{ .Release.Namespace }}}}__{{{{ .Release.Name }}}}.yaml", dir.display()));
+    run(&mut cmd, &format!("helmfile write-values (environment {environment})"))?;
+    let mut out = HashMap::new();
+    if let Ok(rd) = std::fs::read_dir(dir) {
+        for e in rd.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".yaml") else { continue };
+            let Some((ns, rel)) = stem.split_once("__") else { continue };
+            let text = std::fs::read_to_string(e.path())?;
+            let v = crate::yaml::value(&text).with_context(|| format!("values helmfile computed for {ns}/{rel}"))?;
+            out.insert((ns.to_string(), rel.to_string()), v);
+        }
+    }
+    Ok(out)
+}
+
+fn template(tools: &Tools, entry: &Path, environment: &str, out: &Path, excluded: &[&str], offline: bool) -> Result<()> {
+    let mut cmd = tools.helmfile(entry, environment);
+    if !excluded.is_empty() {
+        let sel: Vec<String> = excluded.iter().map(|n| format!("name!={n}")).collect();
+        cmd.arg("--selector").arg(sel.join(","));
+    }
+    cmd.arg("template").arg("--include-crds").arg("--output-dir").arg(out).arg("--output-dir-template").arg(
+        "{{ .OutputDir }}/{{ .State.AbsPathSHA1 }}/{{ .Release.Namespace }}__{{ .Release.Name }}",
+    );
+    if offline {
+        cmd.arg("--skip-deps");
+    }
+    let what = format!("helmfile template (environment {environment})");
+    run(&mut cmd, &what).map(|_| ()).map_err(|e| {
+        if offline {
+            e
+        } else {
+            e.context("rendering needs every chart: without network access run with --offline (remote charts are then reported as pinned but not rendered) or --chart-mirror DIR")
+        }
+    })
+}
+
+/// Walk `<out>/<sha8>/<ns>__<name>/<chart>/templates/...` and collect documents.
+fn collect_output(
+    out: &Path,
+    root: &Path,
+    environment: &str,
+    state: &EnvState,
+    sha_of_state: &HashMap<String, String>,
+    docs: &mut Vec<RenderedDoc>,
+    counts: &mut HashMap<(String, String), usize>,
+) -> Result<()> {
+    let Ok(shas) = std::fs::read_dir(out) else { return Ok(()) };
+    let mut shas: Vec<_> = shas.flatten().collect();
+    shas.sort_by_key(|e| e.file_name());
+    for sha_dir in shas {
+        let sha = sha_dir.file_name().to_string_lossy().into_owned();
+        let state_file = sha_of_state.get(&sha);
+        let mut rels: Vec<_> = std::fs::read_dir(sha_dir.path())?.flatten().collect();
+        rels.sort_by_key(|e| e.file_name());
+        for rel_dir in rels {
+            let dname = rel_dir.file_name().to_string_lossy().into_owned();
+            let Some((ns, name)) = dname.split_once("__") else { continue };
+            let release = state
+                .releases
+                .iter()
+                .find(|r| r.namespace == ns && r.name == name && state_file.map_or(true, |f| &r.file == f))
+                .or_else(|| state.releases.iter().find(|r| r.namespace == ns && r.name == name));
+            let Some(release) = release else { bail!("helmfile rendered release {ns}/{name}, which `helmfile build` did not list") };
+            let mut files: Vec<PathBuf> = walkdir::WalkDir::new(rel_dir.path())
+                .sort_by_file_name()
+                .into_iter()
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_file())
+                .map(|e| e.path().to_path_buf())
+                .collect();
+            files.sort();
+            let local = match &release.chart_ref {
+                ChartRef::Local { path } => Some(root.join(path)),
+                _ => None,
+            };
+            let mut n = 0;
+            for f in files {
+                let inner = f.strip_prefix(rel_dir.path()).unwrap_or(&f).to_string_lossy().replace('\\', "/");
+                let text = std::fs::read_to_string(&f).with_context(|| format!("reading rendered {}", f.display()))?;
+                n += push_docs(&text, &inner, local.as_deref(), environment, release, docs)?;
+            }
+            *counts.entry((ns.to_string(), name.to_string())).or_default() += n;
+        }
+    }
+    Ok(())
+}
+
+/// Add the documents of one rendered template file. `inner` is `<chart>/templates/x.yaml`;
+/// `local_chart` the chart directory when the chart is local (to map to a repository path and
+/// find the template line).
+fn push_docs(text: &str, inner: &str, local_chart: Option<&Path>, environment: &str, r: &Release, docs: &mut Vec<RenderedDoc>) -> Result<usize> {
+    let in_chart = inner.split_once('/').map(|(_, rest)| rest).unwrap_or(inner);
+    let (file, template_src) = match (local_chart, &r.chart_ref) {
+        (Some(dir), ChartRef::Local { path }) => {
+            let src = std::fs::read_to_string(dir.join(in_chart)).ok();
+            (format!("{path}/{in_chart}"), src)
+        }
+        _ => (inner.to_string(), None),
+    };
+    let parsed = parse_rendered_file(text, &format!("{file} (release {}, environment {environment})", r.id()))?;
+    let mut per_kind: HashMap<String, usize> = HashMap::new();
+    let mut n = 0;
+    let shared: Option<std::sync::Arc<str>> = template_src.as_deref().map(Into::into);
+    for d in parsed {
+        let kind = d.value.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+        let nth = per_kind.entry(kind.clone()).or_default();
+        let line = template_src.as_deref().map(|t| template_line(t, &kind, *nth)).or(Some(d.line));
+        *nth += 1;
+        docs.push(RenderedDoc {
+            body: d.value,
+            default_namespace: Some(r.namespace.clone()),
+            prov: Provenance {
+                environment: environment.to_string(),
+                release: Some(r.id()),
+                chart: Some(r.chart.clone()),
+                file: Some(file.clone()),
+                doc_index: d.index,
+                line,
+                template_text: shared.clone(),
+                external: false,
+            },
+        });
+        n += 1;
+    }
+    Ok(n)
+}
+
+fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, values_dir: &Path, work: &Path) -> Result<String> {
+    let mut cmd = tools.helm();
+    cmd.arg("template").arg(&r.name).arg(tarball).arg("--namespace").arg(&r.namespace).arg("--include-crds");
+    let vf = values_dir.join(format!("{}__{}.yaml", r.namespace, r.name));
+    if vf.is_file() {
+        cmd.arg("--values").arg(vf);
+    }
+    cmd.current_dir(work);
+    let out = run(&mut cmd, &format!("helm template of {} from mirror tarball {}", r.id(), tarball.display()))?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Group `helm template` stdout by its `# Source:` headers, keeping document order per file.
+fn split_by_source(text: &str) -> Vec<(String, String)> {
+    let mut groups: Vec<(String, String)> = Vec::new();
+    let mut current: Option<usize> = None;
+    for line in text.lines() {
+        if let Some(src) = line.strip_prefix("# Source: ") {
+            let src = src.trim().to_string();
+            let idx = match groups.iter().position(|(s, _)| *s == src) {
+                Some(i) => i,
+                None => {
+                    groups.push((src, String::new()));
+                    groups.len() - 1
+                }
+            };
+            groups[idx].1.push_str("---\n");
+            current = Some(idx);
+            continue;
+        }
+        if line == "---" {
+            continue;
+        }
+        if let Some(i) = current {
+            groups[i].1.push_str(line);
+            groups[i].1.push('\n');
+        }
+    }
+    groups
+}

@@ -1,0 +1,114 @@
+//! Parsing rendered YAML into objects with provenance: helm's output directories (one directory
+//! per release, one file per template) and pre-rendered manifests given with `--manifests`.
+
+use crate::graph::Provenance;
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::io::Read;
+use std::path::Path;
+
+/// One rendered document before it becomes an `Object`: the body, the namespace it falls back to
+/// (its release's), and where it came from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RenderedDoc {
+    pub body: Value,
+    pub default_namespace: Option<String>,
+    pub prov: Provenance,
+}
+
+/// Split one rendered template file into documents. `rel_file` names it in messages.
+pub fn parse_rendered_file(text: &str, rel_file: &str) -> Result<Vec<crate::yaml::Doc>> {
+    crate::yaml::documents(text).with_context(|| format!("rendered output of {rel_file} is not valid YAML"))
+}
+
+/// The best line of the `nth` document of kind `kind` in a template source: the nth line that
+/// declares `kind: <kind>` at the start of a line, else the first `kind:` line, else 1.
+pub fn template_line(template: &str, kind: &str, nth: usize) -> usize {
+    let decl = |l: &str| {
+        let t = l.trim_start();
+        t.strip_prefix("kind:").map(|v| v.trim().trim_matches(|c| c == '"' || c == '\'') == kind).unwrap_or(false)
+    };
+    let lines: Vec<(usize, &str)> = template.lines().enumerate().collect();
+    let matches: Vec<usize> = lines.iter().filter(|(_, l)| decl(l)).map(|(i, _)| i + 1).collect();
+    if matches.is_empty() {
+        return lines.iter().find(|(_, l)| l.trim_start().starts_with("kind:")).map(|(i, _)| i + 1).unwrap_or(1);
+    }
+    matches[nth.min(matches.len() - 1)]
+}
+
+/// Read `--manifests PATH|-`: a file, a directory (every `.yaml`/`.yml`/`.json` file below it,
+/// sorted), or standard input.
+pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>> {
+    let mut inputs: Vec<(String, String)> = Vec::new();
+    if path == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("reading manifests from standard input")?;
+        inputs.push(("<stdin>".into(), text));
+    } else {
+        let p = Path::new(path);
+        if p.is_dir() {
+            let mut files: Vec<_> = walkdir::WalkDir::new(p)
+                .into_iter()
+                .filter_map(|e| e.ok())
+                .filter(|e| e.file_type().is_file())
+                .filter(|e| matches!(e.path().extension().and_then(|x| x.to_str()), Some("yaml" | "yml" | "json")))
+                .map(|e| e.path().to_path_buf())
+                .collect();
+            files.sort();
+            if files.is_empty() {
+                bail!("--manifests {path}: the directory has no .yaml, .yml or .json files");
+            }
+            for f in files {
+                let text = std::fs::read_to_string(&f).with_context(|| format!("cannot read manifest file {}", f.display()))?;
+                inputs.push((f.display().to_string(), text));
+            }
+        } else {
+            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read manifest file {path}"))?;
+            inputs.push((path.to_string(), text));
+        }
+    }
+    let mut out = Vec::new();
+    for (file, text) in inputs {
+        let docs = crate::yaml::documents(&text).with_context(|| format!("{file}: not valid YAML"))?;
+        let shared: std::sync::Arc<str> = text.as_str().into();
+        for d in docs {
+            let items = match d.value.get("kind").and_then(Value::as_str) {
+                Some("List") => d.value.get("items").and_then(Value::as_array).cloned().unwrap_or_default(),
+                _ => vec![d.value],
+            };
+            for body in items {
+                if body.get("kind").is_none() || body.pointer("/metadata/name").is_none() {
+                    bail!("{file}: document {} (line {}) is not a Kubernetes object: it needs apiVersion, kind and metadata.name", d.index, d.line);
+                }
+                out.push(RenderedDoc {
+                    body,
+                    default_namespace: None,
+                    prov: Provenance {
+                        environment: environment.to_string(),
+                        file: Some(file.clone()),
+                        doc_index: d.index,
+                        line: Some(d.line),
+                        template_text: Some(shared.clone()),
+                        ..Provenance::default()
+                    },
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn template_lines() {
+        let t = "{{- if .Values.a }}\napiVersion: v1\nkind: Service\n---\napiVersion: v1\nkind: Service\n";
+        assert_eq!(template_line(t, "Service", 0), 3);
+        assert_eq!(template_line(t, "Service", 1), 6);
+        assert_eq!(template_line(t, "Service", 5), 6);
+        assert_eq!(template_line(t, "ConfigMap", 0), 3);
+    }
+}
