@@ -3,13 +3,16 @@
 //! rules can use it without a process.
 
 pub mod commands;
+pub mod engine;
 pub mod finding;
 pub mod graph;
 pub mod pki;
 pub mod policy;
 pub mod probe;
 pub mod render;
+pub mod report;
 pub mod rules;
+pub mod sink;
 pub mod stack;
 #[cfg(test)]
 pub mod testutil;

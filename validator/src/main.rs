@@ -1,7 +1,14 @@
 //! The command line. Parsing only; the work lives in the library.
+//!
+//! Exit codes (contract): 0 no error-level finding, 1 at least one error-level finding,
+//! 2 could not validate (bad input, missing tools, render failure, unreadable policy).
 
 use clap::{Parser, Subcommand};
-use nvcf_validate::commands;
+use nvcf_validate::engine::{self, CheckArgs};
+use nvcf_validate::report::{self, catalog, Format};
+use nvcf_validate::{commands, rules};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 
 #[derive(Parser)]
 #[command(name = "nvcf-validate", version, about = "Render gate for the NVCF control-plane Helmfile stack")]
@@ -12,6 +19,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Render the stack with the real helmfile/helm and check every environment.
+    Check(Check),
+    /// List the rules.
+    Rules {
+        #[arg(long, value_enum, default_value = "human")]
+        format: catalog::CatalogFormat,
+    },
+    /// Explain a rule: what it does, why it matters, how to fix, an example.
+    Explain {
+        rule: String,
+    },
     /// Print the nvcf-trust-bundle-v1 fingerprint of a PEM bundle.
     Fingerprint(commands::fingerprint::Args),
     /// Certificate commands.
@@ -20,12 +38,111 @@ enum Cmd {
     Probe(commands::probe::Args),
 }
 
+#[derive(clap::Args)]
+struct Check {
+    /// The helmfile state (default: helmfile.yaml in the current directory).
+    #[arg(long, short = 'f', default_value = "helmfile.yaml")]
+    file: PathBuf,
+    /// Environment to check (repeatable). Default: every environment the state declares.
+    #[arg(long = "environment", short = 'e')]
+    environments: Vec<String>,
+    /// Do not fetch remote charts: they are reported as pinned but not rendered.
+    #[arg(long)]
+    offline: bool,
+    /// Render remote charts from tarballs in DIR after their sha256 matches charts.lock.yaml.
+    #[arg(long, value_name = "DIR")]
+    chart_mirror: Option<PathBuf>,
+    /// Validate pre-rendered YAML (a file, a directory, or - for stdin) with the object rules.
+    #[arg(long, value_name = "PATH|-")]
+    manifests: Option<String>,
+    /// Policy file (default: validator-policy.yaml beside the state, if present).
+    #[arg(long)]
+    policy: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "human")]
+    format: Format,
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Report RULE as an error.
+    #[arg(short = 'D', value_name = "RULE")]
+    deny: Vec<String>,
+    /// Report RULE as a warning.
+    #[arg(short = 'W', value_name = "RULE")]
+    warn: Vec<String>,
+    /// Do not report RULE.
+    #[arg(short = 'A', value_name = "RULE")]
+    allow: Vec<String>,
+    /// Bypass the render cache.
+    #[arg(long)]
+    no_cache: bool,
+}
+
 fn main() {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
     let code = match &cli.command {
+        Cmd::Check(c) => check(c),
+        Cmd::Rules { format } => {
+            print!("{}", catalog::rules(*format));
+            0
+        }
+        Cmd::Explain { rule } => match rules::find(rule) {
+            Some(r) => {
+                print!("{}", catalog::explain(r));
+                0
+            }
+            None => {
+                eprintln!("nvcf-validate: unknown rule `{rule}`; `nvcf-validate rules` lists them");
+                2
+            }
+        },
         Cmd::Fingerprint(a) => commands::fingerprint::run(a),
         Cmd::Cert(a) => commands::cert::run(a),
         Cmd::Probe(a) => commands::probe::run(a),
     };
     std::process::exit(code);
+}
+
+fn check(c: &Check) -> i32 {
+    let args = CheckArgs {
+        file: c.file.clone(),
+        environments: c.environments.clone(),
+        offline: c.offline,
+        chart_mirror: c.chart_mirror.clone(),
+        manifests: c.manifests.clone(),
+        policy: c.policy.clone(),
+        no_cache: c.no_cache,
+        deny: c.deny.clone(),
+        warn: c.warn.clone(),
+        allow: c.allow.clone(),
+        progress: std::io::stderr().is_terminal(),
+        now: None,
+    };
+    let report = match engine::check(&args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("nvcf-validate: could not validate {}: {e:#}", engine::describe(&args));
+            return 2;
+        }
+    };
+    let color = c.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let text = report::render(&report, c.format, color);
+    let written = match &c.output {
+        Some(path) => std::fs::write(path, &text).map_err(|e| format!("cannot write report to {}: {e}", path.display())),
+        None => std::io::stdout().write_all(text.as_bytes()).map_err(|e| format!("cannot write report: {e}")),
+    };
+    if let Err(e) = written {
+        eprintln!("nvcf-validate: {e}");
+        return 2;
+    }
+    if c.output.is_some() || c.format != Format::Human {
+        eprintln!("nvcf-validate: {}", report::summary_line(&report));
+    }
+    report.exit_code()
 }

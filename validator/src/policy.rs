@@ -196,6 +196,8 @@ pub struct Waiver {
     pub expires: Date,
     /// 1-based index of the waiver in the policy's `waivers:` list (for messages).
     pub index: usize,
+    /// Line of the waiver's list item in the policy file.
+    pub line: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -239,6 +241,7 @@ impl Policy {
             }
         }
         let mut waivers = Vec::new();
+        let lines = list_item_lines(text, "waivers");
         for (i, w) in raw.waivers.into_iter().enumerate() {
             let n = i + 1;
             let rule = w.rule.filter(|r| !r.trim().is_empty()).with_context(|| format!("{display}: waiver #{n} has no `rule`"))?;
@@ -259,7 +262,7 @@ impl Policy {
             let expires = Date::parse(expires_text.trim(), &fmt).with_context(|| {
                 format!("{display}: waiver #{n} ({rule}): `expires: {expires_text}` is not a date (YYYY-MM-DD)")
             })?;
-            waivers.push(Waiver { rule, target, reason, expires, index: n });
+            waivers.push(Waiver { rule, target, reason, expires, index: n, line: lines.get(i).copied() });
         }
         for rule in raw.severity.keys() {
             if crate::rules::find(rule).is_none() {
@@ -299,4 +302,29 @@ impl Policy {
             }
         }
     }
+}
+
+/// Lines (1-based) of the items of a top-level list `key:` in block style.
+fn list_item_lines(text: &str, key: &str) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    let mut indent: Option<usize> = None;
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with(&format!("{key}:")) {
+            inside = true;
+            continue;
+        }
+        if !inside || line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let ind = line.len() - line.trim_start().len();
+        if ind == 0 && !line.starts_with("- ") {
+            break;
+        }
+        if line.trim_start().starts_with("- ") && indent.map_or(true, |x| x == ind) {
+            indent = Some(ind);
+            out.push(i + 1);
+        }
+    }
+    out
 }

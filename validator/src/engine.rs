@@ -1,0 +1,192 @@
+//! `check`: render once, build one graph per environment, run the rules, apply the policy.
+//!
+//! Errors returned from here mean "could not validate" (exit 2). Findings, including state-level
+//! findings that explain why helmfile refused to render, come back in the `Report`.
+
+use crate::finding::{Finding, Severity};
+use crate::graph::{Graph, Object};
+use crate::policy::{Policy, DEFAULT_POLICY_FILE};
+use crate::render::helmfile::{EnvRender, Options};
+use crate::render::manifests::{read_manifests, RenderedDoc};
+use crate::render::{self, ReleaseStatus};
+use crate::rules::{self, Ctx, Scope};
+use crate::sink::{self, Overrides};
+use crate::stack::Stack;
+use anyhow::{bail, Result};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, Clone, Default)]
+pub struct CheckArgs {
+    pub file: PathBuf,
+    pub environments: Vec<String>,
+    pub offline: bool,
+    pub chart_mirror: Option<PathBuf>,
+    pub manifests: Option<String>,
+    pub policy: Option<PathBuf>,
+    pub no_cache: bool,
+    pub deny: Vec<String>,
+    pub warn: Vec<String>,
+    pub allow: Vec<String>,
+    pub progress: bool,
+    /// Judge certificates and waivers at this moment (tests); now when `None`.
+    pub now: Option<time::OffsetDateTime>,
+}
+
+/// One environment in the report.
+#[derive(Debug, Clone)]
+pub struct EnvReport {
+    pub name: String,
+    pub releases: Vec<ReleaseStatus>,
+    pub objects: usize,
+    /// Why helmfile could not render this environment, when state findings explain it.
+    pub render_error: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub environments: Vec<EnvReport>,
+    pub findings: Vec<Finding>,
+    pub policy_file: Option<String>,
+    pub cache_hits: usize,
+    pub cache_misses: usize,
+}
+
+impl Report {
+    pub fn counts(&self) -> sink::Counts {
+        sink::count(&self.findings)
+    }
+
+    pub fn objects(&self) -> usize {
+        self.environments.iter().map(|e| e.objects).sum()
+    }
+
+    /// 0 no error-level finding, 1 at least one.
+    pub fn exit_code(&self) -> i32 {
+        if self.counts().errors > 0 {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// Where the policy comes from: `--policy`, else `validator-policy.yaml` beside the state.
+fn load_policy(args: &CheckArgs) -> Result<Policy> {
+    if let Some(p) = &args.policy {
+        let display = p.display().to_string();
+        if !p.is_file() {
+            bail!("policy file {display} not found");
+        }
+        return Policy::load(p, &display);
+    }
+    let dir = if args.file.is_dir() { args.file.clone() } else { args.file.parent().map(Path::to_path_buf).unwrap_or_default() };
+    let candidate = dir.join(DEFAULT_POLICY_FILE);
+    if candidate.is_file() {
+        let display = if dir.as_os_str().is_empty() { DEFAULT_POLICY_FILE.to_string() } else { candidate.display().to_string() };
+        return Policy::load(&candidate, &display);
+    }
+    Ok(Policy::default())
+}
+
+pub fn check(args: &CheckArgs) -> Result<Report> {
+    let policy = load_policy(args)?;
+    let overrides = Overrides::new(&policy, &args.deny, &args.warn, &args.allow)?;
+    let now = args.now.unwrap_or_else(time::OffsetDateTime::now_utc);
+
+    let (mut findings, environments, hits, misses) = match &args.manifests {
+        Some(path) => {
+            let docs = read_manifests(path, "")?;
+            let graph = build_graph("", docs, &policy, None);
+            let ctx = Ctx { environment: "", stack: None, state: None, graph: &graph, policy: &policy, status: &[], now };
+            let f = rules::run(&ctx, Scope::Objects);
+            let env = EnvReport { name: "manifests".into(), releases: Vec::new(), objects: graph.objects.iter().filter(|o| !o.prov.external).count(), render_error: None };
+            (f, vec![env], 0, 0)
+        }
+        None => {
+            let opts = Options { offline: args.offline, chart_mirror: args.chart_mirror.clone() };
+            let (stack, renders, stats) = render::render_stack(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;
+            let (f, envs) = check_stack(&stack, renders, &policy, now)?;
+            (f, envs, stats.cache_hits, stats.cache_misses)
+        }
+    };
+    findings = sink::apply(findings, &policy, &overrides, now.date());
+    sort_findings(&mut findings, &environments);
+    Ok(Report { environments, findings, policy_file: policy.file.clone(), cache_hits: hits, cache_misses: misses })
+}
+
+/// Run the state rules and object rules of every rendered environment.
+fn check_stack(stack: &Stack, renders: Vec<EnvRender>, policy: &Policy, now: time::OffsetDateTime) -> Result<(Vec<Finding>, Vec<EnvReport>)> {
+    let mut findings = Vec::new();
+    let mut envs = Vec::new();
+    let mut texts: HashMap<String, std::sync::Arc<str>> = HashMap::new();
+    for r in renders {
+        let EnvRender { state, docs, status, render_error } = r;
+        let graph = build_graph(&state.name, docs, policy, Some((&stack.root, &mut texts)));
+        let ctx = Ctx { environment: &state.name, stack: Some(stack), state: Some(&state), graph: &graph, policy, status: &status, now };
+        let state_findings = rules::run(&ctx, Scope::State);
+        if let Some(err) = &render_error {
+            let explained = state_findings.iter().any(|f| f.sev() == Severity::Error);
+            if !explained {
+                bail!("environment {}: helmfile could not render the stack, and no state rule explains why:\n{err}", state.name);
+            }
+            findings.extend(state_findings);
+        } else {
+            findings.extend(state_findings);
+            findings.extend(rules::run(&ctx, Scope::Objects));
+        }
+        envs.push(EnvReport {
+            name: state.name.clone(),
+            objects: graph.objects.iter().filter(|o| !o.prov.external).count(),
+            releases: status,
+            render_error,
+        });
+    }
+    Ok((findings, envs))
+}
+
+/// Turn rendered documents into a graph, add the policy's externals, and attach template texts
+/// (which the cache does not store) for line lookups.
+fn build_graph(env: &str, docs: Vec<RenderedDoc>, policy: &Policy, templates: Option<(&PathBuf, &mut HashMap<String, std::sync::Arc<str>>)>) -> Graph {
+    let mut objects = Vec::with_capacity(docs.len());
+    let mut templates = templates;
+    for d in docs {
+        let mut prov = d.prov;
+        if prov.template_text.is_none() {
+            if let (Some((root, cache)), Some(file)) = (templates.as_mut(), prov.file.as_ref()) {
+                let text = cache
+                    .entry(file.clone())
+                    .or_insert_with(|| std::fs::read_to_string(root.join(file)).unwrap_or_default().into())
+                    .clone();
+                if !text.is_empty() {
+                    prov.template_text = Some(text);
+                }
+            }
+        }
+        if let Some(o) = Object::from_value(d.body, d.default_namespace.as_deref(), prov) {
+            objects.push(o);
+        }
+    }
+    let mut g = Graph::new(env, objects);
+    policy.add_externals(&mut g);
+    g
+}
+
+fn sort_findings(findings: &mut [Finding], envs: &[EnvReport]) {
+    let order: HashMap<&str, usize> = envs.iter().enumerate().map(|(i, e)| (e.name.as_str(), i)).collect();
+    findings.sort_by(|a, b| {
+        let ea = a.environment.as_deref().and_then(|e| order.get(e)).copied().unwrap_or(usize::MAX);
+        let eb = b.environment.as_deref().and_then(|e| order.get(e)).copied().unwrap_or(usize::MAX);
+        (ea, &a.release, std::cmp::Reverse(a.sev()), a.rule, &a.source, &a.object, &a.message)
+            .cmp(&(eb, &b.release, std::cmp::Reverse(b.sev()), b.rule, &b.source, &b.object, &b.message))
+    });
+}
+
+/// Context for errors about the state file, used by the CLI.
+pub fn describe(args: &CheckArgs) -> String {
+    match &args.manifests {
+        Some(m) => format!("manifests {m}"),
+        None => format!("stack {}", args.file.display()),
+    }
+}
+

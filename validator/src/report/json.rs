@@ -1,0 +1,61 @@
+//! `--format json`: the contract `nvcf-validate/report/v1` (shared/design/report.schema.json).
+
+use crate::engine::Report;
+use crate::finding::Finding;
+use serde_json::{json, Value};
+
+pub const SCHEMA: &str = "nvcf-validate/report/v1";
+
+pub fn value(report: &Report) -> Value {
+    let c = report.counts();
+    let environments: Vec<Value> = report
+        .environments
+        .iter()
+        .map(|e| {
+            let releases: Vec<Value> = e
+                .releases
+                .iter()
+                .map(|r| {
+                    json!({
+                        "name": r.name, "namespace": r.namespace, "chart": r.chart, "version": r.version,
+                        "rendered": r.rendered, "reason": r.reason, "objects": r.objects,
+                    })
+                })
+                .collect();
+            let mut v = json!({"name": e.name, "releases": releases, "objects": e.objects});
+            if let Some(err) = &e.render_error {
+                v["renderError"] = json!(err);
+            }
+            v
+        })
+        .collect();
+    json!({
+        "schema": SCHEMA,
+        "environments": environments,
+        "findings": report.findings.iter().map(finding).collect::<Vec<_>>(),
+        "summary": {
+            "errors": c.errors, "warnings": c.warnings, "waived": c.waived,
+            "environments": report.environments.len(), "objects": report.objects(),
+        },
+    })
+}
+
+pub fn finding(f: &Finding) -> Value {
+    json!({
+        "rule": f.rule,
+        "severity": f.sev().as_str(),
+        "environment": f.environment,
+        "release": f.release,
+        "object": f.object,
+        "source": f.source,
+        "message": f.message,
+        "help": super::help(f),
+        "waived": f.waived,
+    })
+}
+
+pub fn render(report: &Report) -> String {
+    let mut s = serde_json::to_string_pretty(&value(report)).expect("report serialises");
+    s.push('\n');
+    s
+}

@@ -1,0 +1,46 @@
+//! `--format markdown`: a pull-request comment.
+
+use crate::engine::Report;
+use std::fmt::Write;
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+pub fn render(report: &Report) -> String {
+    let c = report.counts();
+    let mut out = String::new();
+    let verdict = if c.errors > 0 { "❌ nvcf-validate: failed" } else { "✅ nvcf-validate: passed" };
+    let _ = writeln!(out, "### {verdict}\n\n{}\n", super::summary_line(report));
+    if !report.findings.is_empty() {
+        out.push_str("| severity | rule | environment | object | location | message |\n|---|---|---|---|---|---|\n");
+        for f in &report.findings {
+            let sev = match &f.waived {
+                Some(_) => format!("{} (waived)", f.sev().as_str()),
+                None => f.sev().as_str().to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "| {sev} | `{}` | {} | {} | `{}` | {} |",
+                f.rule,
+                cell(f.environment.as_deref().unwrap_or("-")),
+                cell(&super::object_label(f).unwrap_or_else(|| "-".into())),
+                cell(&super::location(f)),
+                cell(&match &f.waived {
+                    Some(w) => format!("{} — waived: {w}", f.message),
+                    None => f.message.clone(),
+                })
+            );
+        }
+        out.push('\n');
+    }
+    let unrendered: Vec<_> = report.environments.iter().flat_map(|e| e.releases.iter().filter(|r| !r.rendered).map(move |r| (e, r))).collect();
+    if !unrendered.is_empty() {
+        out.push_str("<details><summary>Releases not rendered</summary>\n\n| environment | release | chart | reason |\n|---|---|---|---|\n");
+        for (e, r) in unrendered {
+            let _ = writeln!(out, "| {} | {}/{} | {} {} | {} |", cell(&e.name), cell(&r.namespace), cell(&r.name), cell(&r.chart), cell(r.version.as_deref().unwrap_or("-")), cell(r.reason.as_deref().unwrap_or("-")));
+        }
+        out.push_str("\n</details>\n");
+    }
+    out
+}

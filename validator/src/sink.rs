@@ -1,0 +1,214 @@
+//! The one place where severities, overrides and waivers are applied to findings.
+//!
+//! Order: a finding starts at its rule's default severity (or the lower one its rule chose for a
+//! variant); the policy's `severity:` map and then the command line's `-D/-W/-A` override it;
+//! then waivers mark it waived. Expired, forbidden and unused waivers become findings of their own.
+
+use crate::finding::{Finding, Severity, SourceRef};
+use crate::policy::{Level, Policy, Waiver};
+use crate::rules::{self, policy as prules};
+use anyhow::{bail, Result};
+use std::collections::BTreeMap;
+use time::Date;
+
+/// Severity overrides from the policy and the command line (the command line wins).
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    map: BTreeMap<String, Level>,
+}
+
+impl Overrides {
+    /// Validate and merge overrides. Unknown rules and attempts to lower a rule that may never be
+    /// waived are errors (the gate fails closed rather than ignore a mistyped switch).
+    pub fn new(policy: &Policy, deny: &[String], warn: &[String], allow: &[String]) -> Result<Overrides> {
+        let mut map = BTreeMap::new();
+        let policy_name = policy.file.as_deref().unwrap_or("policy");
+        for (rule, level) in &policy.severity {
+            check_override(policy, rule, *level, &format!("{policy_name}: severity"))?;
+            map.insert(rule.clone(), *level);
+        }
+        for (flag, list, level) in [("-D", deny, Level::Error), ("-W", warn, Level::Warning), ("-A", allow, Level::Allow)] {
+            for rule in list {
+                if rules::find(rule).is_none() {
+                    bail!("{flag} {rule}: unknown rule (see `nvcf-validate rules`)");
+                }
+                check_override(policy, rule, level, flag)?;
+                map.insert(rule.clone(), level);
+            }
+        }
+        Ok(Overrides { map })
+    }
+
+    pub fn get(&self, rule: &str) -> Option<Level> {
+        self.map.get(rule).copied()
+    }
+}
+
+fn check_override(policy: &Policy, rule: &str, level: Level, origin: &str) -> Result<()> {
+    if level != Level::Error && !policy.may_waive(rule) {
+        bail!(
+            "{origin}: `{rule}` may never be waived or lowered (settings.neverWaive); fix the finding instead of overriding it"
+        );
+    }
+    Ok(())
+}
+
+/// Apply overrides and waivers. `today` decides expiry.
+pub fn apply(findings: Vec<Finding>, policy: &Policy, overrides: &Overrides, today: Date) -> Vec<Finding> {
+    let mut used = vec![false; policy.waivers.len()];
+    let mut out = Vec::with_capacity(findings.len());
+    for mut f in findings {
+        let default = rules::find(f.rule).map(|r| r.severity).unwrap_or(Severity::Error);
+        let base = f.severity.map(|s| s.min(default)).unwrap_or(default);
+        let sev = match overrides.get(f.rule) {
+            Some(Level::Allow) => continue,
+            Some(Level::Error) => Severity::Error,
+            Some(Level::Warning) => Severity::Warning,
+            None => base,
+        };
+        f.severity = Some(sev);
+        for (i, w) in policy.waivers.iter().enumerate() {
+            if w.expires < today || !policy.may_waive(&w.rule) {
+                continue;
+            }
+            if matches(w, &f) {
+                used[i] = true;
+                if f.waived.is_none() {
+                    f.waived = Some(w.reason.clone());
+                }
+            }
+        }
+        out.push(f);
+    }
+    let policy_source = |w: &Waiver| policy.file.clone().map(|file| SourceRef { file, line: w.line });
+    for (i, w) in policy.waivers.iter().enumerate() {
+        let (rule, sev, msg) = if !policy.may_waive(&w.rule) {
+            (prules::WAIVER_FORBIDDEN, Severity::Error, format!("waiver #{} for `{}` is refused: this rule may never be waived (settings.neverWaive); the findings it targets stand", w.index, w.rule))
+        } else if w.expires < today {
+            (prules::WAIVER_EXPIRED, Severity::Error, format!("waiver #{} for `{}` expired on {} (reason was: {}); it no longer waives anything", w.index, w.rule, w.expires, w.reason))
+        } else if !used[i] {
+            (prules::WAIVER_UNUSED, Severity::Warning, format!("waiver #{} for `{}` matched no finding; delete it or correct its target", w.index, w.rule))
+        } else {
+            continue;
+        };
+        let sev = match overrides.get(rule) {
+            Some(Level::Allow) => continue,
+            Some(Level::Error) => Severity::Error,
+            Some(Level::Warning) => Severity::Warning,
+            None => sev,
+        };
+        let mut f = Finding::new(rule, msg).with_severity(sev);
+        f.environment = w.target.environment.clone();
+        f.source = policy_source(w);
+        out.push(f);
+    }
+    out
+}
+
+fn matches(w: &Waiver, f: &Finding) -> bool {
+    if w.rule != f.rule {
+        return false;
+    }
+    let t = &w.target;
+    let eq = |want: &Option<String>, got: Option<&str>| want.as_deref().map_or(true, |w| Some(w) == got);
+    eq(&t.environment, f.environment.as_deref())
+        && eq(&t.release, f.release.as_deref())
+        && eq(&t.kind, f.object.as_ref().map(|o| o.kind.as_str()))
+        && eq(&t.namespace, f.object.as_ref().and_then(|o| o.namespace.as_deref()))
+        && eq(&t.name, f.object.as_ref().map(|o| o.name.as_str()))
+}
+
+/// Counts for the summary line and exit code.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub errors: usize,
+    pub warnings: usize,
+    pub notes: usize,
+    pub waived: usize,
+}
+
+pub fn count(findings: &[Finding]) -> Counts {
+    let mut c = Counts::default();
+    for f in findings {
+        if f.waived.is_some() {
+            c.waived += 1;
+            continue;
+        }
+        match f.sev() {
+            Severity::Error => c.errors += 1,
+            Severity::Warning => c.warnings += 1,
+            Severity::Note => c.notes += 1,
+        }
+    }
+    c
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use time::macros::date;
+
+    fn policy(text: &str) -> Policy {
+        Policy::parse(text, "validator-policy.yaml").unwrap()
+    }
+
+    fn finding(rule: &'static str, env: &str) -> Finding {
+        let mut f = Finding::new(rule, "m");
+        f.environment = Some(env.into());
+        f.release = Some("nvcf/request-router".into());
+        f
+    }
+
+    #[test]
+    fn waivers_valid_expired_unused_forbidden() {
+        let p = policy(
+            "waivers:\n\
+             - {rule: image-pinned, target: {environment: default}, reason: r1, expires: 2027-01-01}\n\
+             - {rule: image-pinned, target: {environment: other}, reason: r2, expires: 2026-01-01}\n\
+             - {rule: object-one-owner, target: {environment: default}, reason: r3, expires: 2027-01-01}\n\
+             - {rule: insecure-flag, target: {environment: default}, reason: r4, expires: 2027-01-01}\n",
+        );
+        let out = apply(
+            vec![finding("image-pinned", "default"), finding("image-pinned", "other"), finding("insecure-flag", "default")],
+            &p,
+            &Overrides::default(),
+            date!(2026 - 11 - 29),
+        );
+        assert_eq!(out[0].waived.as_deref(), Some("r1"));
+        assert_eq!(out[1].waived, None, "expired waiver must not waive");
+        assert_eq!(out[2].waived, None, "insecure-flag may never be waived");
+        let rules: Vec<_> = out[3..].iter().map(|f| (f.rule, f.sev())).collect();
+        assert_eq!(
+            rules,
+            vec![
+                (prules::WAIVER_EXPIRED, Severity::Error),
+                (prules::WAIVER_UNUSED, Severity::Warning),
+                (prules::WAIVER_FORBIDDEN, Severity::Error)
+            ]
+        );
+        let c = count(&out);
+        assert_eq!((c.errors, c.warnings, c.waived), (4, 1, 1));
+    }
+
+    #[test]
+    fn overrides_apply_and_never_waive_cannot_be_lowered() {
+        let p = Policy::default();
+        let o = Overrides::new(&p, &[], &["image-pinned".into()], &["object-one-owner".into()]).unwrap();
+        let out = apply(vec![finding("image-pinned", "d"), finding("object-one-owner", "d")], &p, &o, date!(2026 - 11 - 29));
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].sev(), Severity::Warning);
+        let err = Overrides::new(&p, &[], &[], &["insecure-flag".into()]).unwrap_err();
+        assert!(err.to_string().contains("may never be waived"), "{err}");
+        assert!(Overrides::new(&p, &["no-such-rule".into()], &[], &[]).is_err());
+    }
+
+    #[test]
+    fn waiver_needs_reason_and_expiry() {
+        let e = Policy::parse("waivers:\n- {rule: image-pinned, target: {environment: d}, expires: 2027-01-01}\n", "p.yaml").unwrap_err();
+        assert!(format!("{e:#}").contains("no `reason`"), "{e:#}");
+        let e = Policy::parse("waivers:\n- {rule: image-pinned, target: {environment: d}, reason: x}\n", "p.yaml").unwrap_err();
+        assert!(format!("{e:#}").contains("no `expires`"), "{e:#}");
+        let e = Policy::parse("waivers:\n- {rule: image-pinned, target: {environment: d}, reason: x, expires: soon}\n", "p.yaml").unwrap_err();
+        assert!(format!("{e:#}").contains("not a date"), "{e:#}");
+    }
+}
