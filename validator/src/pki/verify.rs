@@ -39,7 +39,8 @@ impl fmt::Display for Verified {
 /// A refused or unusable verification. `reason` is a stable code: the rustls/webpki verdicts
 /// `UnknownIssuer`, `NotValidForName`, `Expired`, `NotValidYet`, `InvalidPurpose`,
 /// `BadSignature`, `UnsupportedSignatureAlgorithm`, `BadEncoding`, `UnhandledCriticalExtension`,
-/// `Revoked`, `Other`; or an input problem: `UnreadableBundle`, `UnreadableChain`, `InvalidName`.
+/// `Revoked`, webpki names without a rustls equivalent (`CaUsedAsEndEntity`,
+/// `NameConstraintViolation`, …), `Other`; or an input problem: `UnreadableBundle`, `UnreadableChain`, `InvalidName`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal {
     pub reason: &'static str,
@@ -114,6 +115,20 @@ pub fn verify_parsed(
         intermediates: intermediates.len(),
         anchor_subject: infos.last().map(|i| i.issuer.clone()).unwrap_or_default(),
     })
+}
+
+/// webpki reason names passed through as codes (a fixed list, so codes stay stable strings).
+fn known_code(code: &str) -> &'static str {
+    const KNOWN: &[&str] = &[
+        "CaUsedAsEndEntity",
+        "EndEntityUsedAsCa",
+        "NameConstraintViolation",
+        "PathLenConstraintViolated",
+        "MaximumPathDepthExceeded",
+        "UnsupportedCertVersion",
+        "ExtensionValueInvalid",
+    ];
+    KNOWN.iter().find(|k| **k == code).copied().unwrap_or("Other")
 }
 
 /// Map a rustls error to a stable reason code and a message that says what to change.
@@ -197,6 +212,19 @@ fn refusal(e: rustls::Error, name: &str, chain: &[super::CertInfo], at: OffsetDa
             ("UnhandledCriticalExtension", "a certificate carries a critical extension workers do not understand".into())
         }
         CertificateError::Revoked => ("Revoked", "a certificate is revoked".into()),
+        CertificateError::Other(inner) => {
+            // webpki errors without a rustls equivalent (CaUsedAsEndEntity, PathLenConstraintViolated,
+            // NameConstraintViolation, …): keep webpki's own name as the reason.
+            let detail = inner.to_string();
+            let code = detail.split(|c: char| !c.is_ascii_alphanumeric()).next().unwrap_or("");
+            let hint = match code {
+                "CaUsedAsEndEntity" => " (a CA certificate was presented as the server's leaf: put the leaf first in the chain)",
+                "EndEntityUsedAsCa" => " (a non-CA certificate sits where an issuer is needed)",
+                "NameConstraintViolation" => " (a CA in the path is name-constrained and does not permit this name)",
+                _ => "",
+            };
+            return Refusal { reason: known_code(code), message: format!("webpki refused the chain: {detail}{hint}") };
+        }
         other => ("Other", format!("{other:?}")),
     };
     Refusal { reason, message }
@@ -251,6 +279,8 @@ mod tests {
         assert_eq!(e.reason, "Expired");
         assert!(e.message.contains("2021-01-01"), "{}", e.message);
         assert_eq!(r(&root.pem, &short, "x.example.com", datetime!(2019-06-01 0:00 UTC)).reason, "NotValidYet");
+        let ca_as_leaf = r(&root.pem, &int.pem, "x.example.com", NOW);
+        assert_eq!(ca_as_leaf.reason, "CaUsedAsEndEntity", "{ca_as_leaf}");
     }
 
     #[test]
