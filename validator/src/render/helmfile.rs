@@ -40,10 +40,15 @@ pub struct EnvRender {
 }
 
 /// Load the state of an environment (`helmfile build`).
-pub fn load_state(tools: &Tools, entry: &Path, root: &Path, environment: &str) -> Result<(Vec<StateDoc>, EnvState)> {
-    let docs = load::build(tools, entry, environment)?;
-    let state = load::env_state(environment, &docs, root, entry);
-    Ok((docs, state))
+/// Offline (and with a mirror), releases whose OCI charts helmfile would pull while loading the
+/// state are left out of every helmfile call and read from the state's text instead.
+pub fn load_state(tools: &Tools, entry: &Path, root: &Path, environment: &str, opts: &Options) -> Result<(Vec<StateDoc>, EnvState, Vec<String>)> {
+    let scanned = if opts.offline || opts.chart_mirror.is_some() { load::scan_oci_releases(entry) } else { Vec::new() };
+    let exclude: Vec<String> = scanned.iter().map(|s| s.name.clone()).collect();
+    let docs = load::build(tools, entry, environment, &exclude)?;
+    let mut state = load::env_state(environment, &docs, root, entry);
+    load::add_scanned(&mut state, &scanned, &docs, root);
+    Ok((docs, state, exclude))
 }
 
 /// How each release will be handled in this run.
@@ -102,7 +107,7 @@ fn mirror_tarball(dir: &Path, r: &Release) -> Option<PathBuf> {
 /// Render one environment. `entry` must be absolute (helmfile's output directories are keyed by
 /// the sha1 of each state file's absolute path).
 pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, environment: &str, opts: &Options) -> Result<EnvRender> {
-    let (_docs, mut state) = load_state(tools, entry, root, environment)?;
+    let (_docs, mut state, oci_excluded) = load_state(tools, entry, root, environment, opts)?;
     let plans: Vec<Plan> = state.releases.iter().map(|r| plan(r, lock, opts)).collect::<Result<_>>()?;
 
     let work = tempfile::Builder::new().prefix("nvcf-validate-").tempdir().context("creating a temporary directory")?;
@@ -111,17 +116,18 @@ pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, en
 
     // Releases to leave out of `helmfile template` (by name; helmfile selectors AND within one
     // --selector).
-    let excluded: Vec<&str> = state
+    let mut excluded: Vec<String> = state
         .releases
         .iter()
         .zip(&plans)
         .filter(|(r, p)| r.installed && !matches!(p, Plan::Helmfile))
-        .map(|(r, _)| r.name.as_str())
+        .map(|(r, _)| r.name.clone())
         .collect();
+    excluded.extend(oci_excluded.iter().cloned());
     let any_helmfile = plans.iter().any(|p| matches!(p, Plan::Helmfile));
 
     let (values_res, template_res) = std::thread::scope(|s| {
-        let values = s.spawn(|| write_values(tools, entry, environment, &values_dir));
+        let values = s.spawn(|| write_values(tools, entry, environment, &values_dir, &oci_excluded));
         let template = s.spawn(|| {
             if any_helmfile {
                 template(tools, entry, environment, &out_dir, &excluded, opts.offline)
@@ -188,8 +194,11 @@ fn abs_sha8(p: &Path) -> String {
     hex::encode(h)[..8].to_string()
 }
 
-fn write_values(tools: &Tools, entry: &Path, environment: &str, dir: &Path) -> Result<HashMap<(String, String), Value>> {
+fn write_values(tools: &Tools, entry: &Path, environment: &str, dir: &Path, exclude: &[String]) -> Result<HashMap<(String, String), Value>> {
     let mut cmd = tools.helmfile(entry, environment);
+    if let Some(sel) = load::exclude_selector(exclude) {
+        cmd.arg("--selector").arg(sel).arg("--allow-no-matching-release");
+    }
     cmd.arg("write-values")
         .arg("--skip-deps")
         .arg("--output-file-template")
@@ -209,11 +218,10 @@ fn write_values(tools: &Tools, entry: &Path, environment: &str, dir: &Path) -> R
     Ok(out)
 }
 
-fn template(tools: &Tools, entry: &Path, environment: &str, out: &Path, excluded: &[&str], offline: bool) -> Result<()> {
+fn template(tools: &Tools, entry: &Path, environment: &str, out: &Path, excluded: &[String], offline: bool) -> Result<()> {
     let mut cmd = tools.helmfile(entry, environment);
-    if !excluded.is_empty() {
-        let sel: Vec<String> = excluded.iter().map(|n| format!("name!={n}")).collect();
-        cmd.arg("--selector").arg(sel.join(","));
+    if let Some(sel) = load::exclude_selector(excluded) {
+        cmd.arg("--selector").arg(sel).arg("--allow-no-matching-release");
     }
     cmd.arg("template").arg("--include-crds").arg("--output-dir").arg(out).arg("--output-dir-template").arg(
         "{{ .OutputDir }}/{{ .State.AbsPathSHA1 }}/{{ .Release.Namespace }}__{{ .Release.Name }}",

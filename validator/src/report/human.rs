@@ -74,7 +74,8 @@ pub fn render(report: &Report, color: bool) -> String {
                 last_release = Some(f.release.as_deref());
             }
             let waived = if f.waived.is_some() { p.dim(" (waived)") } else { String::new() };
-            let obj = object_label(f).map(|o| format!("{o}: ")).unwrap_or_default();
+            // Messages often name their object already; do not say it twice.
+            let obj = object_label(f).filter(|o| !f.message.starts_with(o.as_str())).map(|o| format!("{o}: ")).unwrap_or_default();
             let _ = writeln!(out, "    {}[{}]{waived} {obj}{}", p.sev(f.sev()), f.rule, f.message);
             let _ = writeln!(out, "      {} {}", p.dim("-->"), location(f));
             if let Some(w) = &f.waived {

@@ -21,12 +21,27 @@ pub struct StateDoc {
 }
 
 /// Run `helmfile build` for an environment and split its output into state documents.
-pub fn build(tools: &Tools, entry: &Path, environment: &str) -> Result<Vec<StateDoc>> {
+pub fn build(tools: &Tools, entry: &Path, environment: &str, exclude: &[String]) -> Result<Vec<StateDoc>> {
     let mut cmd = tools.helmfile(entry, environment);
+    if let Some(sel) = exclude_selector(exclude) {
+        cmd.arg("--selector").arg(sel).arg("--allow-no-matching-release");
+    }
     cmd.arg("build");
     let out = run(&mut cmd, &format!("helmfile build of {} (environment {environment})", entry.display()))?;
     parse_build(&String::from_utf8_lossy(&out.stdout))
         .with_context(|| format!("reading `helmfile build` output for {} (environment {environment})", entry.display()))
+}
+
+/// A helmfile selector leaving out releases by name (`name!=a,name!=b`: conditions within one
+/// selector are ANDed).
+pub fn exclude_selector(names: &[String]) -> Option<String> {
+    if names.is_empty() {
+        return None;
+    }
+    let mut v: Vec<String> = names.iter().map(|n| format!("name!={n}")).collect();
+    v.sort();
+    v.dedup();
+    Some(v.join(","))
 }
 
 pub fn parse_build(text: &str) -> Result<Vec<StateDoc>> {
@@ -95,11 +110,17 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
             let nth = line_cursor.entry(key).or_insert(0);
             let line = release_line(&source, &name, *nth);
             *nth += 1;
-            let installed = match r.get("installed") {
+            let mut installed = match r.get("installed") {
                 Some(Value::Bool(b)) => *b,
                 Some(Value::String(s)) => s != "false",
                 _ => true,
             };
+            if let Some(cond) = r.get("condition").and_then(Value::as_str) {
+                let values = d.doc.get("renderedvalues").unwrap_or(&Value::Null);
+                if condition_holds(values, cond) == Some(false) {
+                    installed = false;
+                }
+            }
             let needs = r
                 .get("needs")
                 .and_then(Value::as_array)
@@ -137,6 +158,45 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
         state.repositories.extend(repos);
     }
     state
+}
+
+/// Add releases that were left out of helmfile's view (see `scan_oci_releases`) to a state, in
+/// declaration order.
+pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[StateDoc], root: &Path) {
+    let root_abs = absolute(root);
+    for s in scanned {
+        let rel = relative(&s.file, &root_abs);
+        let doc = docs.iter().find(|d| d.path == s.file);
+        let values = doc.and_then(|d| d.doc.get("renderedvalues")).unwrap_or(&Value::Null);
+        let namespace = s
+            .namespace
+            .clone()
+            .or_else(|| doc.and_then(|d| d.doc.get("helmDefaults")).and_then(|h| h.get("namespace")).and_then(Value::as_str).map(str::to_string))
+            .unwrap_or_else(|| "default".into());
+        if state.releases.iter().any(|r| r.name == s.name && r.namespace == namespace && r.file == rel) {
+            continue;
+        }
+        let repos: Vec<Repository> = state.repositories.iter().filter(|r| r.file == rel).cloned().collect();
+        let dir = s.file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let installed = s.installed.unwrap_or(true) && s.condition.as_deref().map_or(true, |c| condition_holds(values, c) != Some(false));
+        state.releases.push(Release {
+            name: s.name.clone(),
+            namespace,
+            chart: s.chart.clone(),
+            chart_ref: classify_chart(&s.chart, &dir, &root_abs, &repos),
+            version: s.version.clone(),
+            devel: false,
+            installed,
+            needs: s.needs.clone(),
+            declared_values: Vec::new(),
+            values: Value::Null,
+            set: Vec::new(),
+            file: rel,
+            line: Some(s.line),
+        });
+    }
+    let order: HashMap<String, usize> = state.state_files.iter().enumerate().map(|(i, f)| (f.clone(), i)).collect();
+    state.releases.sort_by_key(|r| (order.get(&r.file).copied().unwrap_or(usize::MAX), r.line.unwrap_or(usize::MAX)));
 }
 
 fn str_of(v: &Value, key: &str) -> String {
@@ -256,5 +316,186 @@ mod tests {
     fn relative_paths() {
         assert_eq!(relative(Path::new("/a/b/c"), Path::new("/a")), "b/c");
         assert_eq!(relative(Path::new("/x/c"), Path::new("/a/b")), "../../x/c");
+    }
+}
+
+/// A release found by reading a state file's text rather than through helmfile. Used for charts
+/// helmfile would pull while merely loading the state (OCI charts): offline, we must leave them
+/// out of every helmfile call, yet still validate what the state says about them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScannedRelease {
+    pub name: String,
+    pub namespace: Option<String>,
+    pub chart: String,
+    pub version: Option<String>,
+    pub condition: Option<String>,
+    pub installed: Option<bool>,
+    pub needs: Vec<String>,
+    /// Absolute path of the state file and the line of `- name:`.
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+/// One item of a top-level block list (`releases:`, `repositories:`, `helmfiles:`): its scalar
+/// keys and its string lists, with the item's line.
+#[derive(Debug, Default)]
+struct Item {
+    line: usize,
+    scalars: HashMap<String, String>,
+    lists: HashMap<String, Vec<String>>,
+    /// For `helmfiles: - path.yaml` short items.
+    bare: Option<String>,
+}
+
+fn unquote(s: &str) -> String {
+    let s = s.split(" #").next().unwrap_or(s).trim();
+    s.trim_matches(|c| c == '"' || c == '\'').to_string()
+}
+
+/// Read the items of top-level `key:` written in block style. Only plain scalars and lists of
+/// scalars are understood; that is all the OCI pre-scan needs.
+fn block_items(text: &str, key: &str) -> Vec<Item> {
+    let mut items: Vec<Item> = Vec::new();
+    let mut inside = false;
+    let mut item_indent: Option<usize> = None;
+    let mut open_list: Option<(String, usize)> = None;
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim_end();
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let indent = line.len() - line.trim_start().len();
+        if indent == 0 && !line.starts_with('-') {
+            inside = line.starts_with(&format!("{key}:"));
+            item_indent = None;
+            open_list = None;
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let t = line.trim_start();
+        if let Some(rest) = t.strip_prefix("- ").or(if t == "-" { Some("") } else { None }) {
+            if item_indent.map_or(true, |ii| ii == indent) {
+                item_indent = Some(indent);
+                open_list = None;
+                let mut it = Item { line: i + 1, ..Item::default() };
+                match rest.split_once(':') {
+                    Some((k, v)) if !k.contains(' ') && !rest.starts_with('{') => {
+                        it.scalars.insert(k.trim().to_string(), unquote(v));
+                    }
+                    _ if !rest.is_empty() => it.bare = Some(unquote(rest)),
+                    _ => {}
+                }
+                items.push(it);
+                continue;
+            }
+            if let (Some((list, li)), Some(it)) = (&open_list, items.last_mut()) {
+                if indent >= *li {
+                    it.lists.entry(list.clone()).or_default().push(unquote(rest));
+                }
+            }
+            continue;
+        }
+        let Some(it) = items.last_mut() else { continue };
+        if item_indent.map_or(false, |ii| indent == ii + 2) {
+            if let Some((k, v)) = t.split_once(':') {
+                let v = v.trim();
+                if v.is_empty() {
+                    open_list = Some((k.trim().to_string(), indent));
+                } else if v.starts_with('[') {
+                    let inner = v.trim_start_matches('[').split(']').next().unwrap_or("");
+                    it.lists.insert(k.trim().to_string(), inner.split(',').map(unquote).filter(|s| !s.is_empty()).collect());
+                    open_list = None;
+                } else {
+                    it.scalars.insert(k.trim().to_string(), unquote(v));
+                    open_list = None;
+                }
+            }
+        }
+    }
+    items
+}
+
+/// Releases whose chart helmfile would pull from an OCI registry while loading the state, in the
+/// entry state and every state it includes through `helmfiles:`.
+pub fn scan_oci_releases(entry: &Path) -> Vec<ScannedRelease> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut queue = vec![absolute(entry)];
+    while let Some(file) = queue.pop() {
+        if !seen.insert(file.clone()) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        for h in block_items(&text, "helmfiles") {
+            if let Some(p) = h.scalars.get("path").or(h.bare.as_ref()) {
+                if !p.contains("{{") && !p.contains("://") {
+                    queue.push(absolute(&dir.join(p)));
+                }
+            }
+        }
+        let oci_repos: Vec<String> = block_items(&text, "repositories")
+            .into_iter()
+            .filter(|r| r.scalars.get("oci").map_or(false, |v| v == "true") || r.scalars.get("url").map_or(false, |u| u.starts_with("oci://")))
+            .filter_map(|r| r.scalars.get("name").cloned())
+            .collect();
+        for r in block_items(&text, "releases") {
+            let (Some(name), Some(chart)) = (r.scalars.get("name"), r.scalars.get("chart")) else { continue };
+            let oci = chart.starts_with("oci://") || chart.split_once('/').map_or(false, |(repo, _)| oci_repos.iter().any(|o| o == repo));
+            if !oci {
+                continue;
+            }
+            out.push(ScannedRelease {
+                name: name.clone(),
+                namespace: r.scalars.get("namespace").cloned(),
+                chart: chart.clone(),
+                version: r.scalars.get("version").cloned(),
+                condition: r.scalars.get("condition").cloned(),
+                installed: r.scalars.get("installed").map(|v| v != "false"),
+                needs: r.lists.get("needs").cloned().unwrap_or_default(),
+                file: file.clone(),
+                line: r.line,
+            });
+        }
+    }
+    out
+}
+
+/// Look a dotted path (`certManager.enabled`) up in a state's rendered environment values.
+pub fn condition_holds(values: &Value, condition: &str) -> Option<bool> {
+    let mut v = values;
+    for part in condition.split('.') {
+        v = v.get(part)?;
+    }
+    v.as_bool()
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+
+    #[test]
+    fn scans_oci_releases_across_helmfiles() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(
+            root.join("helmfile.yaml"),
+            "repositories:\n  - name: jetstack\n    url: quay.io/jetstack/charts\n    oci: true\n  - name: bao\n    url: https://x\nhelmfiles:\n  - path: sub/h.yaml\nreleases:\n  - name: cert-manager\n    namespace: cert-manager\n    chart: jetstack/cert-manager\n    version: v1.19.1 # pinned\n    condition: certManager.enabled\n    needs:\n      - a/b\n  - name: openbao\n    chart: bao/openbao\n",
+        )
+        .unwrap();
+        std::fs::write(root.join("sub/h.yaml"), "releases:\n- name: direct\n  chart: \"oci://r.example/c/direct\"\n  needs: [x, y]\n").unwrap();
+        let mut s = scan_oci_releases(&root.join("helmfile.yaml"));
+        s.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert_eq!(s[0].name, "cert-manager");
+        assert_eq!(s[0].version.as_deref(), Some("v1.19.1"));
+        assert_eq!(s[0].condition.as_deref(), Some("certManager.enabled"));
+        assert_eq!(s[0].needs, vec!["a/b"]);
+        assert_eq!(s[0].line, 10);
+        assert_eq!(s[1].name, "direct");
+        assert_eq!(s[1].needs, vec!["x", "y"]);
     }
 }
