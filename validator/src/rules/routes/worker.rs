@@ -1,0 +1,400 @@
+//! The worker-facing contract: when the router advertises dial addresses outside the cluster, each
+//! needs a Gateway listener on its port with an accepted route that reaches the router.
+
+use super::backend::{backend_refs, port_protocol, resolve, Backend};
+use super::gateway::{attach, listeners, parent_refs, pattern_matches, route_hostnames, Attach, Listener};
+use super::{finding_at, ns_of, routes, str_of, GW_GROUP};
+use crate::finding::Finding;
+use crate::graph::{Graph, Object};
+use serde_json::Value;
+use std::net::IpAddr;
+
+pub const GRPC_DIAL_FLAG: &str = "--grpc-pylon-dial-addr";
+pub const QUIC_DIAL_FLAG: &str = "--reverse-tunnel-pylon-dial-addr";
+
+/// One of the two worker legs.
+struct Leg {
+    label: &'static str,
+    dial_flag: &'static str,
+    listen_flag: &'static str,
+    default_listen_port: u64,
+    listener_protocol: &'static str,
+    route_kinds: &'static [&'static str],
+    service_protocol: &'static str,
+    /// gRPC: the listener (and route) hostnames must match the dial host (SNI / :authority).
+    check_host: bool,
+}
+
+const GRPC: Leg = Leg {
+    label: "gRPC",
+    dial_flag: GRPC_DIAL_FLAG,
+    listen_flag: "--listen-addr",
+    default_listen_port: 50071,
+    listener_protocol: "HTTPS",
+    route_kinds: &["GRPCRoute", "HTTPRoute"],
+    service_protocol: "TCP",
+    check_host: true,
+};
+
+const QUIC: Leg = Leg {
+    label: "QUIC",
+    dial_flag: QUIC_DIAL_FLAG,
+    listen_flag: "--reverse-tunnel-listen-addr",
+    default_listen_port: 50072,
+    listener_protocol: "UDP",
+    route_kinds: &["UDPRoute"],
+    service_protocol: "UDP",
+    check_host: false,
+};
+
+/// A router workload: a StatefulSet/Deployment whose container args carry a pylon dial address.
+struct Router<'a> {
+    obj: &'a Object,
+    container: &'a Value,
+    args: Vec<&'a str>,
+}
+
+impl Router<'_> {
+    fn flag(&self, name: &str) -> Option<&str> {
+        flag_value(&self.args, name)
+    }
+
+    fn listen_port(&self, leg: &Leg) -> u64 {
+        self.flag(leg.listen_flag)
+            .and_then(|a| parse_addr(a).port)
+            .map(u64::from)
+            .unwrap_or(leg.default_listen_port)
+    }
+
+    fn pod_labels(&self) -> Option<&serde_json::Map<String, Value>> {
+        self.obj.at("/spec/template/metadata/labels").and_then(Value::as_object)
+    }
+
+    /// The Service port `p` of `svc` delivers to the router's `port`/`protocol`.
+    fn reached_by(&self, svc: &Object, p: &Value, port: u64, protocol: &str) -> bool {
+        if ns_of(svc) != ns_of(self.obj) || port_protocol(p) != protocol {
+            return false;
+        }
+        let selects = match (svc.at("/spec/selector").and_then(Value::as_object), self.pod_labels()) {
+            (Some(sel), Some(labels)) if !sel.is_empty() => sel.iter().all(|(k, v)| labels.get(k) == Some(v)),
+            _ => false,
+        };
+        if !selects {
+            return false;
+        }
+        match p.get("targetPort").or_else(|| p.get("port")) {
+            Some(Value::Number(n)) => n.as_u64() == Some(port),
+            Some(Value::String(name)) => match name.parse::<u64>() {
+                Ok(n) => n == port,
+                Err(_) => self.container.get("ports").and_then(Value::as_array).is_some_and(|ps| {
+                    ps.iter().any(|cp| {
+                        str_of(cp, "name") == Some(name.as_str())
+                            && cp.get("containerPort").and_then(Value::as_u64) == Some(port)
+                    })
+                }),
+            },
+            _ => false,
+        }
+    }
+
+    /// A Service (and its port) that reaches the router's `port`/`protocol`, for help texts.
+    fn service_for<'g>(&self, graph: &'g Graph, port: u64, protocol: &str) -> Option<(&'g Object, u64)> {
+        graph.of("", "Service").find_map(|s| {
+            let ps = s.at("/spec/ports")?.as_array()?;
+            let p = ps.iter().find(|p| self.reached_by(s, p, port, protocol))?;
+            Some((s, p.get("port")?.as_u64()?))
+        })
+    }
+}
+
+fn routers(graph: &Graph) -> Vec<Router<'_>> {
+    let mut out = Vec::new();
+    for obj in graph
+        .objects
+        .iter()
+        .filter(|o| matches!(o.kind.as_str(), "StatefulSet" | "Deployment") && !o.prov.external)
+    {
+        for (list, c) in obj.containers() {
+            if list != "containers" {
+                continue;
+            }
+            let args: Vec<&str> = ["command", "args"]
+                .iter()
+                .filter_map(|k| c.get(*k).and_then(Value::as_array))
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect();
+            if flag_value(&args, GRPC_DIAL_FLAG).is_some() || flag_value(&args, QUIC_DIAL_FLAG).is_some() {
+                out.push(Router {
+                    obj,
+                    container: c,
+                    args,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// `--flag=value` or `--flag value`.
+fn flag_value<'a>(args: &[&'a str], flag: &str) -> Option<&'a str> {
+    args.iter().enumerate().find_map(|(i, a)| {
+        if *a == flag {
+            args.get(i + 1).copied()
+        } else {
+            a.strip_prefix(flag).and_then(|rest| rest.strip_prefix('='))
+        }
+    })
+}
+
+/// A dial or listen address: `[scheme://]host[:port][/path]`.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Addr {
+    pub scheme: Option<String>,
+    pub host: String,
+    pub port: Option<u16>,
+}
+
+pub fn parse_addr(raw: &str) -> Addr {
+    let raw = raw.trim();
+    let (scheme, rest) = match raw.split_once("://") {
+        Some((s, r)) => (Some(s.to_ascii_lowercase()), r),
+        None => (None, raw),
+    };
+    let authority = rest.split('/').next().unwrap_or("");
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        match v6.split_once(']') {
+            Some((h, p)) => (h, p.strip_prefix(':').and_then(|p| p.parse().ok())),
+            None => (v6, None),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') => (h, p.parse().ok()),
+            _ => (authority, None),
+        }
+    };
+    let port = port.or(match scheme.as_deref() {
+        Some("https") => Some(443),
+        Some("http") => Some(80),
+        _ => None,
+    });
+    Addr {
+        scheme,
+        host: host.trim_end_matches('.').to_ascii_lowercase(),
+        port,
+    }
+}
+
+/// Workers inside the cluster reach this host without a Gateway: cluster DNS names, single-label
+/// names, loopback, or the in-cluster name of a Service of the graph.
+pub fn in_cluster(graph: &Graph, host: &str) -> bool {
+    if host.is_empty() || host == "localhost" {
+        return true;
+    }
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return ip.is_loopback();
+    }
+    if !host.contains('.')
+        || [".svc", ".svc.cluster.local", ".cluster.local"]
+            .iter()
+            .any(|s| host.ends_with(s))
+    {
+        return true;
+    }
+    graph.of("", "Service").any(|s| {
+        let ns = ns_of(s);
+        host == format!("{}.{ns}", s.name) || host.starts_with(&format!("{}.{ns}.svc.", s.name))
+    })
+}
+
+pub fn check(graph: &Graph) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for router in routers(graph) {
+        for leg in [&GRPC, &QUIC] {
+            if let Some(raw) = router.flag(leg.dial_flag) {
+                out.extend(check_leg(graph, &router, leg, raw));
+            }
+        }
+    }
+    out
+}
+
+fn check_leg(graph: &Graph, router: &Router<'_>, leg: &Leg, raw: &str) -> Option<Finding> {
+    let dial = parse_addr(raw);
+    if in_cluster(graph, &dial.host) {
+        return None;
+    }
+    let listen = router.listen_port(leg);
+    let target = format!("{listen}/{}", leg.service_protocol);
+    let head = format!(
+        "{} advertises the external {} dial address `{raw}` ({}), but workers outside the cluster could not reach \
+         the router's {target}",
+        router.obj.display(),
+        leg.label,
+        leg.dial_flag
+    );
+    let path = [leg.dial_flag.to_string()];
+    let Some(port) = dial.port.map(u64::from) else {
+        return Some(
+            finding_at(
+                "worker-routes-complete",
+                router.obj,
+                &path,
+                format!("{head}: the address has no port"),
+            )
+            .with_help(format!("Write the {} dial address as host:port.", leg.label)),
+        );
+    };
+
+    let mut reasons = Vec::new();
+    let mut on_port = false;
+    for gw in graph.of(GW_GROUP, "Gateway") {
+        let Some(ls) = listeners(gw) else {
+            reasons.push(format!(
+                "Gateway {}/{} is declared external without spec.listeners (declare its listeners in \
+                 validator-policy.yaml so the contract can be checked)",
+                ns_of(gw),
+                gw.name
+            ));
+            continue;
+        };
+        for l in ls.iter().filter(|l| l.port == Some(port)) {
+            on_port = true;
+            if l.protocol != leg.listener_protocol {
+                reasons.push(if leg.check_host && l.protocol == "TCP" {
+                    format!(
+                        "{} is a plain TCP listener: a TCPRoute there would carry worker gRPC in cleartext and does not \
+                         count (TLS must end at an HTTPS listener)",
+                        l.describe(gw)
+                    )
+                } else {
+                    format!("{} has protocol {}, not {}", l.describe(gw), l.protocol, leg.listener_protocol)
+                });
+                continue;
+            }
+            if leg.check_host {
+                if let Some(h) = l.hostname.filter(|h| !pattern_matches(h, &dial.host)) {
+                    reasons.push(format!(
+                        "{} has hostname {h}, which does not match {}",
+                        l.describe(gw),
+                        dial.host
+                    ));
+                    continue;
+                }
+            }
+            match carrying_route(graph, router, leg, gw, l, &dial.host, listen) {
+                Ok(()) => return None,
+                Err(why) => reasons.push(why),
+            }
+        }
+    }
+    if !on_port {
+        reasons.insert(
+            0,
+            format!("no Gateway listener (rendered or declared external) listens on port {port}"),
+        );
+    }
+    let svc = router.service_for(graph, listen, leg.service_protocol).map_or_else(
+        || format!("<router Service> port for {target}"),
+        |(s, p)| format!("Service {}/{} port {p}", ns_of(s), s.name),
+    );
+    let help = if leg.check_host {
+        format!(
+            "Workers need an HTTPS listener on port {port} whose hostname is unset or matches {} (TLS terminated there, \
+             tls.certificateRefs to a Certificate covering it) and a GRPCRoute Accepted on it (hostnames unset or \
+             [{}]) with a backendRef to {svc} (h2c, appProtocol kubernetes.io/h2c). In this stack: request-router \
+             workerRoutes.grpc and the gateway-routes listeners.",
+            dial.host, dial.host
+        )
+    } else {
+        format!(
+            "Workers need a UDP listener on port {port} and a UDPRoute Accepted on it with a backendRef to {svc} (UDP). \
+             In this stack: request-router workerRoutes.quic and the gateway-routes listeners."
+        )
+    };
+    Some(
+        finding_at(
+            "worker-routes-complete",
+            router.obj,
+            &path,
+            format!("{head}: {}", reasons.join("; ")),
+        )
+        .with_help(help),
+    )
+}
+
+/// A route of the leg's kinds is Accepted on listener `l` of `gw` and reaches the router.
+fn carrying_route(
+    graph: &Graph,
+    router: &Router<'_>,
+    leg: &Leg,
+    gw: &Object,
+    l: &Listener<'_>,
+    host: &str,
+    listen: u64,
+) -> Result<(), String> {
+    let mut why = Vec::new();
+    for route in routes(graph).filter(|r| leg.route_kinds.contains(&r.kind.as_str())) {
+        for pr in parent_refs(route) {
+            if !(pr.is_gateway() && pr.namespace == ns_of(gw) && pr.name == gw.name) {
+                continue;
+            }
+            match attach(graph, route, &pr) {
+                Attach::Accepted { listeners, .. } if listeners.iter().any(|x| x.name == l.name) => {
+                    let hosts = route_hostnames(route);
+                    if leg.check_host && !hosts.is_empty() && !hosts.iter().any(|h| pattern_matches(h, host)) {
+                        why.push(format!(
+                            "{} is attached but its hostnames [{}] do not match {host}",
+                            route.display(),
+                            hosts.join(", ")
+                        ));
+                        continue;
+                    }
+                    let mut misses = Vec::new();
+                    for b in backend_refs(route) {
+                        match resolve(graph, route, &b) {
+                            Backend::Resolved { service, port: Some(p) } => {
+                                if router.reached_by(service, p, listen, leg.service_protocol) {
+                                    return Ok(());
+                                }
+                                misses.push(format!(
+                                    "{} is {}/{} of a Service that does not deliver to the router's {listen}/{}",
+                                    b.describe(),
+                                    p.get("port").and_then(Value::as_u64).unwrap_or(0),
+                                    port_protocol(p),
+                                    leg.service_protocol
+                                ));
+                            }
+                            Backend::Resolved { port: None, .. } => misses.push(format!(
+                                "{} names an external Service declared without ports",
+                                b.describe()
+                            )),
+                            Backend::RefNotPermitted { .. } => {
+                                misses.push(format!("{} is not permitted (RefNotPermitted)", b.describe()))
+                            }
+                            Backend::NotFound { .. } => {
+                                misses.push(format!("{} does not resolve (BackendNotFound)", b.describe()))
+                            }
+                            Backend::NotJudged => misses.push(format!("{} is not a Service", b.describe())),
+                        }
+                    }
+                    if misses.is_empty() {
+                        misses.push("it has no backendRefs".to_string());
+                    }
+                    why.push(format!("{} is attached but {}", route.display(), misses.join(", ")));
+                }
+                Attach::Rejected { reason, .. } if pr.section.map_or(true, |s| s == l.name) => {
+                    why.push(format!(
+                        "{} targets it but would not be Accepted ({reason})",
+                        route.display()
+                    ));
+                }
+                _ => {}
+            }
+        }
+    }
+    if why.is_empty() {
+        why.push(format!("no {} is attached to it", leg.route_kinds.join(" or ")));
+    }
+    Err(format!("{}: {}", l.describe(gw), why.join("; ")))
+}
