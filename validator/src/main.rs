@@ -122,7 +122,13 @@ fn check(c: &Check) -> i32 {
         warn: c.warn.clone(),
         allow: c.allow.clone(),
         progress: std::io::stderr().is_terminal(),
-        now: None,
+        now: match fixed_now() {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("nvcf-validate: {e}");
+                return 2;
+            }
+        },
     };
     let report = match engine::check(&args) {
         Ok(r) => r,
@@ -145,4 +151,15 @@ fn check(c: &Check) -> i32 {
         eprintln!("nvcf-validate: {}", report::summary_line(&report));
     }
     report.exit_code()
+}
+
+/// `NVCF_VALIDATE_NOW` (RFC 3339) fixes the clock that judges certificate validity and waiver
+/// expiry, for reproducible reports in tests and for asking "would this pass on date X?".
+fn fixed_now() -> Result<Option<time::OffsetDateTime>, String> {
+    match std::env::var("NVCF_VALIDATE_NOW") {
+        Ok(v) if !v.is_empty() => time::OffsetDateTime::parse(&v, &time::format_description::well_known::Rfc3339)
+            .map(Some)
+            .map_err(|e| format!("NVCF_VALIDATE_NOW={v} is not an RFC 3339 time: {e}")),
+        _ => Ok(None),
+    }
 }

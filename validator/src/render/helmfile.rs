@@ -71,7 +71,7 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options) -> Result<Plan> {
         None => "not pinned in charts.lock.yaml".to_string(),
     };
     if let Some(dir) = &opts.chart_mirror {
-        if let Some(tarball) = mirror_tarball(dir, r) {
+        if let Some(tarball) = mirror_tarball(&load::absolute(dir), r) {
             let bytes = std::fs::read(&tarball).with_context(|| format!("cannot read mirror tarball {}", tarball.display()))?;
             let sha = hex::encode(Sha256::digest(&bytes));
             let check = MirrorCheck { tarball: tarball.display().to_string(), sha256: sha.clone(), expected: pinned.map(|e| e.sha256.clone()) };

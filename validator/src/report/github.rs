@@ -29,9 +29,8 @@ pub fn render(report: &Report) -> String {
                 props.insert(1, format!("line={l}"));
             }
         }
-        let obj = super::object_label(f).map(|o| format!("{o}: ")).unwrap_or_default();
         let waived = f.waived.as_ref().map(|w| format!(" (waived: {w})")).unwrap_or_default();
-        let _ = writeln!(out, "::{cmd} {}::{}", props.join(","), data(&format!("{obj}{}{waived}", f.message)));
+        let _ = writeln!(out, "::{cmd} {}::{}", props.join(","), data(&format!("{}{waived}", super::message_with_object(f))));
     }
     for e in &report.environments {
         for r in e.releases.iter().filter(|r| !r.rendered) {

@@ -1,7 +1,7 @@
 //! `--format human`: findings grouped by environment and release, colour on a terminal, and a
 //! one-line summary at the end.
 
-use super::{help, location, object_label, summary_line};
+use super::{help, location, message_with_object, summary_line};
 use crate::engine::Report;
 use crate::finding::Severity;
 use std::fmt::Write;
@@ -54,7 +54,7 @@ pub fn render(report: &Report, color: bool) -> String {
         let not_rendered: Vec<_> = info.map(|e| e.releases.iter().filter(|r| !r.rendered && r.reason.as_deref().map_or(true, |x| !x.starts_with("not installed"))).collect()).unwrap_or_default();
         let title = match info {
             Some(e) if manifests_mode => format!("manifests ({} objects)", e.objects),
-            Some(e) => format!("environment {} ({} objects, {} releases rendered)", e.name, e.objects, e.releases.iter().filter(|r| r.rendered).count()),
+            Some(e) => format!("environment {} ({} objects; {} of {} releases rendered)", e.name, e.objects, e.releases.iter().filter(|r| r.rendered).count(), e.releases.len()),
             None => "general".to_string(),
         };
         let _ = writeln!(out, "{}", p.bold(&title));
@@ -74,9 +74,7 @@ pub fn render(report: &Report, color: bool) -> String {
                 last_release = Some(f.release.as_deref());
             }
             let waived = if f.waived.is_some() { p.dim(" (waived)") } else { String::new() };
-            // Messages often name their object already; do not say it twice.
-            let obj = object_label(f).filter(|o| !f.message.starts_with(o.as_str())).map(|o| format!("{o}: ")).unwrap_or_default();
-            let _ = writeln!(out, "    {}[{}]{waived} {obj}{}", p.sev(f.sev()), f.rule, f.message);
+            let _ = writeln!(out, "    {}[{}]{waived} {}", p.sev(f.sev()), f.rule, message_with_object(f));
             let _ = writeln!(out, "      {} {}", p.dim("-->"), location(f));
             if let Some(w) = &f.waived {
                 let _ = writeln!(out, "      {} {w}", p.dim("= waived:"));

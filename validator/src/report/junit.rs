@@ -35,7 +35,7 @@ pub fn render(report: &Report) -> String {
             tests += 1;
             let fs: Vec<_> = report.findings.iter().filter(in_env).filter(|f| f.rule == r.id).collect();
             let errors: Vec<_> = fs.iter().filter(|f| f.waived.is_none() && f.sev() == Severity::Error).collect();
-            let _ = write!(cases, "    <testcase classname=\"{}.{}\" name=\"{}\"", escape(&env.name), escape(r.family), r.id);
+            let _ = write!(cases, "    <testcase classname=\"{}.{}\" name=\"{}\"", escape(&env.name), escape(&r.family.replace(' ', "-")), r.id);
             if errors.is_empty() && fs.is_empty() {
                 cases.push_str("/>\n");
                 continue;

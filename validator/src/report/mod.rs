@@ -74,3 +74,11 @@ pub fn summary_line(report: &Report) -> String {
 pub fn help(f: &Finding) -> String {
     f.help.clone().unwrap_or_else(|| format!("run `nvcf-validate explain {}` for why this matters and how to fix it", f.rule))
 }
+
+/// The message prefixed with the finding's object, unless the message already starts with it.
+pub fn message_with_object(f: &Finding) -> String {
+    match object_label(f) {
+        Some(o) if !f.message.starts_with(o.as_str()) => format!("{o}: {}", f.message),
+        _ => f.message.clone(),
+    }
+}
