@@ -171,12 +171,22 @@ impl Object {
     /// The best line for a needle (e.g. a flag or a key) in the template source; falls back to
     /// the object's own line. Use it so findings point at the line to edit.
     pub fn line_of(&self, needle: &str) -> Option<usize> {
-        if let Some(text) = &self.prov.template_text {
-            if let Some(i) = text.lines().position(|l| l.contains(needle)) {
-                return Some(i + 1);
+        let text = self.prov.template_text.as_deref()?;
+        let lines: Vec<&str> = text.lines().collect();
+        // Search this object's own document first (the `---`-delimited block around its line),
+        // then the whole file: a template may hold several documents.
+        if let Some(own) = self.prov.line.filter(|l| *l >= 1 && *l <= lines.len()) {
+            let is_sep = |l: &str| l.trim_end() == "---" || l.starts_with("--- ");
+            let start = lines[..own].iter().rposition(|l| is_sep(l)).map_or(0, |i| i + 1);
+            let end = lines[own..].iter().position(|l| is_sep(l)).map_or(lines.len(), |i| own + i);
+            if let Some(i) = lines[start..end].iter().position(|l| l.contains(needle)) {
+                return Some(start + i + 1);
             }
         }
-        self.prov.line
+        match lines.iter().position(|l| l.contains(needle)) {
+            Some(i) => Some(i + 1),
+            None => self.prov.line,
+        }
     }
 }
 
@@ -268,5 +278,21 @@ mod tests {
         assert!(g.get("", "ConfigMap", Some("nvcf"), "a").is_some());
         assert!(g.get("cert-manager.io", "ClusterIssuer", None, "a").is_some());
         assert_eq!(g.duplicates().count(), 1);
+    }
+}
+
+#[cfg(test)]
+mod line_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn line_of_prefers_the_objects_own_document() {
+        let text: std::sync::Arc<str> = "kind: A\nimage: x\n---\nkind: B\nimage: y\n".into();
+        let prov = Provenance { line: Some(4), template_text: Some(text), ..Provenance::default() };
+        let o = Object::from_value(json!({"apiVersion":"v1","kind":"B","metadata":{"name":"b"}}), None, prov).unwrap();
+        assert_eq!(o.line_of("image:"), Some(5));
+        assert_eq!(o.line_of("kind: A"), Some(1));
+        assert_eq!(o.line_of("absent"), Some(4));
     }
 }

@@ -1,0 +1,61 @@
+"""Benchmark driver for ci/bench (see there). Standard library only."""
+import json, os, statistics, subprocess, sys, tempfile, time
+from pathlib import Path
+
+BIN, RUNS = sys.argv[1], int(sys.argv[2])
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def timed(cmd, cwd, env):
+    start = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def synthetic(dest: Path) -> Path:
+    """40 local releases over 4 charts, 2 environments."""
+    for c in range(1, 5):
+        t = dest / f"charts/svc{c}/templates"
+        t.mkdir(parents=True)
+        (dest / f"charts/svc{c}/Chart.yaml").write_text(f"apiVersion: v2\nname: svc{c}\nversion: 0.1.0\n")
+        (dest / f"charts/svc{c}/values.yaml").write_text(f"replicas: 1\nimage: registry.example.com/svc:1.0.{c}\n")
+        (t / "deployment.yaml").write_text(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
+            "  replicas: {{ .Values.replicas }}\n  selector: {matchLabels: {app: {{ .Release.Name }}}}\n"
+            "  template:\n    metadata: {labels: {app: {{ .Release.Name }}}}\n    spec:\n      containers:\n"
+            "        - name: app\n          image: {{ .Values.image }}\n")
+        (t / "service.yaml").write_text(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n"
+            "  selector: {app: {{ .Release.Name }}}\n  ports: [{name: http, port: 80, targetPort: 8080}]\n")
+    rel = "".join(f"  - name: svc-{i:02d}\n    namespace: ns{i % 5}\n    chart: ./charts/svc{i % 4 + 1}\n" for i in range(1, 41))
+    (dest / "helmfile.yaml").write_text("environments:\n  default: {}\n  prod: {}\n---\nreleases:\n" + rel)
+    return dest / "helmfile.yaml"
+
+
+def bench(name, state: Path, exclude, env):
+    cwd = state.parent
+    out = subprocess.run([BIN, "check", "--file", str(state), "--offline", "--no-cache", "--format", "json"],
+                         cwd=cwd, env=env, capture_output=True, text=True)
+    envs = [e["name"] for e in json.loads(out.stdout)["environments"]]
+    sel = ["--selector", ",".join(f"name!={n}" for n in exclude)] if exclude else []
+    plain_cmds = [["helmfile", "--file", str(state), "--environment", e, *sel, "template", "--skip-deps"] for e in envs]
+    plain = statistics.median(sum(timed(c, cwd, env) for c in plain_cmds) for _ in range(RUNS))
+    cold = statistics.median(timed([BIN, "check", "--file", str(state), "--offline", "--no-cache"], cwd, env) for _ in range(RUNS))
+    timed([BIN, "check", "--file", str(state), "--offline"], cwd, env)
+    warm = statistics.median(timed([BIN, "check", "--file", str(state), "--offline"], cwd, env) for _ in range(RUNS))
+    print(f"{name:24} {len(envs):4} {plain:10.3f} {cold:10.3f} {warm:10.3f} {cold / plain:8.2f}x {warm / plain:8.2f}x")
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    env = dict(os.environ, XDG_CACHE_HOME=str(Path(tmp) / "cache"))
+    print(f"{'stack':24} {'envs':4} {'template s':>10} {'cold s':>10} {'warm s':>10} {'cold/tpl':>9} {'warm/tpl':>9}")
+    # Remote releases cannot be fetched here: the plain render leaves them out as `--offline` does.
+    remote = [r["name"] for e in json.loads(subprocess.run(
+        [BIN, "check", "--file", str(ROOT / "helmfile.yaml"), "--offline", "--format", "json"],
+        capture_output=True, text=True, env=env).stdout or '{"environments": []}')["environments"]
+        for r in e["releases"] if not r["rendered"]]
+    bench("this repository", ROOT / "helmfile.yaml", sorted(set(remote)), env)
+    syn = Path(tmp) / "synthetic"
+    syn.mkdir()
+    bench("synthetic 40 releases", synthetic(syn), [], env)
+    print(f"(median of {RUNS} runs; template = plain `helmfile template` of every environment, one after another)")
