@@ -6,8 +6,9 @@
 //!   the OpenBao listener, the workers' gRPC dial address, worker gRPC behind a plain TCP
 //!   listener).
 //!
-//! Both rules are object rules (they must run on `--manifests` input), and additionally read the
-//! helmfile state when there is one: the charts refuse insecure values at render time, so the
+//! Both rules have `Scope::StateAndObjects`: the object part runs on every graph (and on
+//! `--manifests` input); the state part reads the helmfile state values in the state pass, which
+//! also runs when rendering failed — the charts refuse insecure values at render time, so the
 //! state values are where such a mistake is visible even when nothing renders.
 //!
 //! The helpers here (truthiness, command-line and flag parsing, environment resolution, value
@@ -26,7 +27,7 @@ pub static RULES: &[Rule] = &[
         severity: Severity::Error,
         summary: "a container arg/env, object field or state value turns TLS or certificate verification off",
         explain: INSECURE_FLAG_DOC,
-        scope: Scope::Objects,
+        scope: Scope::StateAndObjects,
         check: insecure_flag,
     },
     Rule {
@@ -35,7 +36,7 @@ pub static RULES: &[Rule] = &[
         severity: Severity::Error,
         summary: "a TLS-required endpoint is plaintext (http:// Vault/OpenBao, tls_disable, gRPC dial address, TCP listener)",
         explain: PLAINTEXT_ENDPOINT_DOC,
-        scope: Scope::Objects,
+        scope: Scope::StateAndObjects,
         check: plaintext_endpoint,
     },
 ];
@@ -1009,6 +1010,23 @@ mod tests {
         let f = (rule(INSECURE_FLAG).check)(&crate::testutil::ctx(&g, &p));
         let lines: Vec<Option<usize>> = f.iter().map(|f| f.source.as_ref().unwrap().line).collect();
         assert_eq!(lines, [Some(9), Some(18)]);
+    }
+
+    #[test]
+    fn state_pass_reports_values_and_object_pass_reports_containers() {
+        let g = crate::testutil::graph("default", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - {name: a, image: 'x:1.0.0', args: [--quic-insecure]}\n");
+        let mut router = rel("helmfile.yaml", 40, "nvcf", "request-router", local("charts/request-router"));
+        router.values = json!({"quicInsecure": true});
+        let st = state(vec![router], vec![]);
+        let (stack, policy) = (Stack::default(), Policy::default());
+        let c = ctx(&g, &policy, &stack, &st, &[]);
+        let mine = |f: Vec<Finding>| f.into_iter().filter(|f| f.rule == INSECURE_FLAG).collect::<Vec<_>>();
+        let state_pass = mine(crate::rules::run(&c, Scope::State));
+        assert_eq!(state_pass.len(), 1, "{state_pass:#?}");
+        assert!(state_pass[0].object.is_none() && state_pass[0].message.contains("quicInsecure"));
+        let object_pass = mine(crate::rules::run(&c, Scope::Objects));
+        assert_eq!(object_pass.len(), 1, "{object_pass:#?}");
+        assert!(object_pass[0].object.is_some() && object_pass[0].message.contains("--quic-insecure"));
     }
 
     #[test]

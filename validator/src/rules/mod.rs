@@ -23,6 +23,11 @@ pub enum Scope {
     State,
     /// Rendered objects. Runs on every environment's graph, and on `--manifests` input.
     Objects,
+    /// Both (e.g. insecure switches in container args *and* in state values, which charts refuse
+    /// at render time): runs in both passes, and `run` hands it only the state in the state pass
+    /// (empty graph) and only the graph in the object pass (no state), so each part reports once
+    /// and the state part still reports when rendering failed.
+    StateAndObjects,
 }
 
 pub struct Rule {
@@ -80,8 +85,21 @@ pub fn find(id: &str) -> Option<&'static Rule> {
 /// Run every rule of `scope` and return findings tagged with the rule's environment.
 pub fn run(ctx: &Ctx, scope: Scope) -> Vec<Finding> {
     let mut out = Vec::new();
-    for rule in registry().into_iter().filter(|r| r.scope == scope) {
-        for mut f in (rule.check)(ctx) {
+    let empty = Graph::new(ctx.environment, Vec::new());
+    for rule in registry().into_iter().filter(|r| r.scope == scope || r.scope == Scope::StateAndObjects) {
+        let split;
+        let rctx = match (rule.scope, scope) {
+            (Scope::StateAndObjects, Scope::State) => {
+                split = Ctx { graph: &empty, ..*ctx };
+                &split
+            }
+            (Scope::StateAndObjects, _) => {
+                split = Ctx { state: None, stack: None, ..*ctx };
+                &split
+            }
+            _ => ctx,
+        };
+        for mut f in (rule.check)(rctx) {
             debug_assert_eq!(f.rule, rule.id, "rule {} reported a finding as {}", rule.id, f.rule);
             if f.environment.is_none() && !ctx.environment.is_empty() {
                 f.environment = Some(ctx.environment.to_string());

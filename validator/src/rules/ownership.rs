@@ -436,7 +436,7 @@ pub(crate) mod testkit {
         let policy = if pfile.exists() { Policy::load(&pfile, &format!("policy/{stem}.yaml")).expect("fixture policy parses") } else { Policy::default() };
         let g = crate::testutil::with_externals(crate::testutil::graph("fixture", &text), &policy);
         let ctx = crate::testutil::ctx(&g, &policy);
-        rules.iter().filter(|r| r.scope == Scope::Objects).flat_map(|r| (r.check)(&ctx)).collect()
+        rules.iter().filter(|r| r.scope != Scope::State).flat_map(|r| (r.check)(&ctx)).collect()
     }
 
     /// Runs every fixture of a family: `fires-<id>-*` must report `<id>`, `silent-<id>-*` must
@@ -476,7 +476,7 @@ pub(crate) mod testkit {
     /// Every object rule of the family has a firing and a silent fixture.
     pub fn every_object_rule_has_fixtures(family: &str, rules: &[Rule]) {
         let names: Vec<String> = std::fs::read_dir(fixture_dir(family)).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-        for r in rules.iter().filter(|r| r.scope == Scope::Objects) {
+        for r in rules.iter().filter(|r| r.scope != Scope::State) {
             for kind in ["fires", "silent"] {
                 assert!(names.iter().any(|n| n.starts_with(&format!("{kind}-{}-", r.id))), "rule {} has no {kind}-{}-*.yaml fixture", r.id, r.id);
             }
