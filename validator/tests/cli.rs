@@ -167,6 +167,16 @@ fn exit_codes() {
 }
 
 #[test]
+fn online_without_registry_access_fails_closed() {
+    // `.invalid` never resolves: the remote chart cannot be fetched, so nothing is validated.
+    let d = stack_copy();
+    let cache = d.path().join(".cache");
+    let r = run(d.path(), &["check", "--file", "helmfile.yaml.gotmpl"], &[("XDG_CACHE_HOME", cache.to_str().unwrap())]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("helm pull") && r.stderr.contains("--offline") && r.stderr.contains("--chart-mirror"), "{}", r.stderr);
+}
+
+#[test]
 fn selected_environment_only() {
     let d = stack_copy();
     let r = check(d.path(), &["--environment", "prod", "--format", "json"]);

@@ -40,10 +40,12 @@ pub struct EnvRender {
 }
 
 /// Load the state of an environment (`helmfile build`).
-/// Offline (and with a mirror), releases whose OCI charts helmfile would pull while loading the
-/// state are left out of every helmfile call and read from the state's text instead.
+/// Releases whose OCI charts helmfile would pull while loading the state are left out of every
+/// helmfile call and read from the state's text instead; remote charts are fetched, checked
+/// against the lock and rendered by us (see `plan`), never by helmfile.
 pub fn load_state(tools: &Tools, entry: &Path, root: &Path, environment: &str, opts: &Options) -> Result<(Vec<StateDoc>, EnvState, Vec<String>)> {
-    let scanned = if opts.offline || opts.chart_mirror.is_some() { load::scan_oci_releases(entry) } else { Vec::new() };
+    let _ = opts;
+    let scanned = load::scan_oci_releases(entry);
     let exclude: Vec<String> = scanned.iter().map(|s| s.name.clone()).collect();
     let docs = load::build(tools, entry, environment, &exclude)?;
     let mut state = load::env_state(environment, &docs, root, entry);
@@ -58,7 +60,7 @@ enum Plan {
     Skip { reason: String, mirror: Option<MirrorCheck> },
 }
 
-fn plan(r: &Release, lock: &ChartLock, opts: &Options) -> Result<Plan> {
+fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: &Path) -> Result<Plan> {
     if !r.installed {
         return Ok(Plan::Skip { reason: "not installed in this environment (installed: false)".into(), mirror: None });
     }
@@ -70,23 +72,55 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options) -> Result<Plan> {
         Some(e) => format!("pinned {} sha256:{}", e.version, &e.sha256[..12]),
         None => "not pinned in charts.lock.yaml".to_string(),
     };
-    if let Some(dir) = &opts.chart_mirror {
-        if let Some(tarball) = mirror_tarball(&load::absolute(dir), r) {
-            let bytes = std::fs::read(&tarball).with_context(|| format!("cannot read mirror tarball {}", tarball.display()))?;
-            let sha = hex::encode(Sha256::digest(&bytes));
-            let check = MirrorCheck { tarball: tarball.display().to_string(), sha256: sha.clone(), expected: pinned.map(|e| e.sha256.clone()) };
-            return Ok(match pinned {
-                Some(e) if e.sha256 == sha => Plan::Mirror { tarball, check },
-                Some(_) => Plan::Skip { reason: format!("mirror tarball {} does not match the pinned sha256; not rendered", tarball.display()), mirror: Some(check) },
-                None => Plan::Skip { reason: format!("mirror tarball {} has no sha256 in charts.lock.yaml to check it against; not rendered", tarball.display()), mirror: Some(check) },
-            });
+    // Where the artifact comes from: the mirror, or (online) a `helm pull` of the exact version.
+    // Either way it is rendered only after its sha256 matches the lock.
+    let (tarball, origin) = match opts.chart_mirror.as_ref().and_then(|d| mirror_tarball(&load::absolute(d), r)) {
+        Some(t) => (t, "mirror tarball"),
+        None if opts.offline => {
+            let where_ = if opts.chart_mirror.is_some() { "--offline and not in --chart-mirror" } else { "--offline" };
+            return Ok(Plan::Skip { reason: format!("remote chart {} {} ({pin_text}); not rendered: {where_}", r.chart, r.version.as_deref().unwrap_or("(no version)")), mirror: None });
         }
+        None => (pull(tools, r, pull_dir)?, "fetched chart"),
+    };
+    let bytes = std::fs::read(&tarball).with_context(|| format!("cannot read {origin} {}", tarball.display()))?;
+    let sha = hex::encode(Sha256::digest(&bytes));
+    let check = MirrorCheck { tarball: tarball.display().to_string(), sha256: sha.clone(), expected: pinned.map(|e| e.sha256.clone()) };
+    Ok(match pinned {
+        Some(e) if e.sha256 == sha => Plan::Mirror { tarball, check },
+        Some(_) => Plan::Skip { reason: format!("{origin} {} does not match the pinned sha256; not rendered", tarball.display()), mirror: Some(check) },
+        None => Plan::Skip { reason: format!("{origin} {} has no sha256 in charts.lock.yaml to check it against; not rendered", tarball.display()), mirror: Some(check) },
+    })
+}
+
+/// `helm pull` the exact chart version into `dir` and return the tarball.
+fn pull(tools: &Tools, r: &Release, dir: &Path) -> Result<PathBuf> {
+    let dest = dir.join(format!("{}__{}", r.namespace, r.name));
+    std::fs::create_dir_all(&dest)?;
+    let mut cmd = tools.helm();
+    cmd.arg("pull");
+    match &r.chart_ref {
+        ChartRef::Repo { chart, url: Some(url), oci: true, .. } => {
+            cmd.arg(format!("oci://{}/{chart}", url.trim_start_matches("oci://").trim_end_matches('/')));
+        }
+        ChartRef::Repo { chart, url: Some(url), .. } => {
+            cmd.arg(chart).arg("--repo").arg(url);
+        }
+        ChartRef::Oci { url } => {
+            cmd.arg(url);
+        }
+        other => bail!("release {}: cannot fetch chart {} ({other:?}): declare its repository in the state", r.id(), r.chart),
     }
-    if opts.offline {
-        let where_ = if opts.chart_mirror.is_some() { "--offline and not in --chart-mirror" } else { "--offline" };
-        return Ok(Plan::Skip { reason: format!("remote chart {} {} ({pin_text}); not rendered: {where_}", r.chart, r.version.as_deref().unwrap_or("(no version)")), mirror: None });
+    if let Some(v) = &r.version {
+        cmd.arg("--version").arg(v);
     }
-    Ok(Plan::Helmfile)
+    cmd.arg("--destination").arg(&dest);
+    run(&mut cmd, &format!("helm pull of {} {} for release {}", r.chart, r.version.as_deref().unwrap_or(""), r.id()))
+        .map_err(|e| e.context("fetching remote charts needs their registries: run with --offline (they are then reported as pinned but not rendered) or --chart-mirror DIR"))?;
+    std::fs::read_dir(&dest)?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().map_or(false, |x| x == "tgz"))
+        .with_context(|| format!("helm pull of {} produced no chart tarball", r.chart))
 }
 
 /// `<chart>-<version>.tgz` in the mirror directory (with or without a leading `v`).
@@ -108,9 +142,10 @@ fn mirror_tarball(dir: &Path, r: &Release) -> Option<PathBuf> {
 /// the sha1 of each state file's absolute path).
 pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, environment: &str, opts: &Options) -> Result<EnvRender> {
     let (_docs, mut state, oci_excluded) = load_state(tools, entry, root, environment, opts)?;
-    let plans: Vec<Plan> = state.releases.iter().map(|r| plan(r, lock, opts)).collect::<Result<_>>()?;
-
     let work = tempfile::Builder::new().prefix("nvcf-validate-").tempdir().context("creating a temporary directory")?;
+    let pull_dir = work.path().join("pulled");
+    let plans: Vec<Plan> = state.releases.iter().map(|r| plan(r, lock, opts, tools, &pull_dir)).collect::<Result<_>>()?;
+
     let values_dir = work.path().join("values");
     let out_dir = work.path().join("out");
 
@@ -179,7 +214,7 @@ pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, en
             let (rendered, reason, mirror) = match p {
                 Plan::Helmfile | Plan::Mirror { .. } if render_error.is_some() => (false, Some("render failed".to_string()), None),
                 Plan::Helmfile => (true, None, None),
-                Plan::Mirror { check, .. } => (true, Some(format!("rendered from mirror tarball {}", check.tarball)), Some(check)),
+                Plan::Mirror { check, .. } => (true, Some(format!("rendered from {} after its sha256 matched the lock", check.tarball)), Some(check)),
                 Plan::Skip { reason, mirror } => (false, Some(reason), mirror),
             };
             ReleaseStatus { name: r.name.clone(), namespace: r.namespace.clone(), chart: r.chart.clone(), version: r.version.clone(), rendered, reason, objects: n, mirror }

@@ -100,7 +100,7 @@ pub fn render_stack(
     let names: Vec<String> = match cache.as_ref().and_then(|c| c.get::<Vec<String>>(&names_key)) {
         Some(n) => n,
         None => {
-            let exclude: Vec<String> = if opts.offline || opts.chart_mirror.is_some() { load::scan_oci_releases(&entry).into_iter().map(|s| s.name).collect() } else { Vec::new() };
+            let exclude: Vec<String> = load::scan_oci_releases(&entry).into_iter().map(|s| s.name).collect();
             let docs = load::build(&get_tools()?, &entry, "default", &exclude)?;
             let n = load::environment_names(&docs, &entry);
             if let Some(c) = &cache {
