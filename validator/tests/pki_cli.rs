@@ -1,9 +1,7 @@
 //! CLI tests of `nvcf-validate fingerprint` and `nvcf-validate cert verify`, running the built
 //! binary on certificates generated at test time (rcgen). No key material is committed.
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose as Eku, IsCa, Issuer, KeyPair,
-};
+use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose as Eku, IsCa, Issuer, KeyPair};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -27,7 +25,11 @@ fn ca(cn: &str, parent: Option<&Ca>) -> Ca {
         None => params.self_signed(&key).unwrap(),
         Some(p) => params.signed_by(&key, &Issuer::from_params(&p.params, &p.key)).unwrap(),
     };
-    Ca { pem: cert.pem(), params, key }
+    Ca {
+        pem: cert.pem(),
+        params,
+        key,
+    }
 }
 
 fn leaf(names: &[&str], issuer: &Ca, eku: Eku, valid: Option<(OffsetDateTime, OffsetDateTime)>) -> String {
@@ -39,7 +41,9 @@ fn leaf(names: &[&str], issuer: &Ca, eku: Eku, valid: Option<(OffsetDateTime, Of
         p.not_after = na;
     }
     let key = KeyPair::generate().unwrap();
-    p.signed_by(&key, &Issuer::from_params(&issuer.params, &issuer.key)).unwrap().pem()
+    p.signed_by(&key, &Issuer::from_params(&issuer.params, &issuer.key))
+        .unwrap()
+        .pem()
 }
 
 /// A root, an intermediate and a leaf for the router's per-pod names.
@@ -54,12 +58,20 @@ fn pki() -> Pki {
     let root = ca("NVCF Test Root", None);
     let int = ca("NVCF Test Intermediate", Some(&root));
     let leaf = leaf(
-        &["*.request-router-headless.nvcf.svc.cluster.local", "grpc.workers.example.com"],
+        &[
+            "*.request-router-headless.nvcf.svc.cluster.local",
+            "grpc.workers.example.com",
+        ],
         &int,
         Eku::ServerAuth,
         None,
     );
-    Pki { dir: tempfile::tempdir().unwrap(), root, int, leaf }
+    Pki {
+        dir: tempfile::tempdir().unwrap(),
+        root,
+        int,
+        leaf,
+    }
 }
 
 impl Pki {
@@ -99,7 +111,10 @@ fn fingerprint_agrees_with_openssl_and_sha256sum() {
     let root = k.file("root.pem", &k.root.pem);
     let int = k.file("int.pem", &k.int.pem);
     // Order and duplicates must not matter.
-    let bundle = k.file("bundle.pem", &format!("{}{}\n# again\n{}", k.int.pem, k.root.pem, k.int.pem));
+    let bundle = k.file(
+        "bundle.pem",
+        &format!("{}{}\n# again\n{}", k.int.pem, k.root.pem, k.int.pem),
+    );
     let out = run(&["fingerprint", p(&bundle)], None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let ours = text(&out.stdout).trim().to_string();
@@ -114,13 +129,20 @@ fn fingerprint_agrees_with_openssl_and_sha256sum() {
         .args(["-c", script, "sh", p(&root), p(&int)])
         .output()
         .expect("sh with openssl and sha256sum (both are required by this test)");
-    assert!(indep.status.success(), "openssl/sha256sum failed: {}", text(&indep.stderr));
+    assert!(
+        indep.status.success(),
+        "openssl/sha256sum failed: {}",
+        text(&indep.stderr)
+    );
     let theirs = format!("sha256:{}", text(&indep.stdout).trim());
     assert_eq!(theirs.len(), 71, "{theirs}");
     assert_eq!(ours, theirs);
 
     // Standard input gives the same answer; a different bundle a different one.
-    let stdin = run(&["fingerprint", "-"], Some(format!("{}{}", k.root.pem, k.int.pem).as_bytes()));
+    let stdin = run(
+        &["fingerprint", "-"],
+        Some(format!("{}{}", k.root.pem, k.int.pem).as_bytes()),
+    );
     assert_eq!(text(&stdin.stdout).trim(), ours);
     let only_root = run(&["fingerprint", p(&root)], None);
     assert_ne!(text(&only_root.stdout).trim(), ours);
@@ -134,15 +156,25 @@ fn fingerprint_refuses_keys_and_junk_without_echoing_them() {
     let out = run(&["fingerprint", p(&with_key)], None);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("with-key.pem") && err.contains("block 2") && err.contains("PRIVATE KEY"), "{err}");
+    assert!(
+        err.contains("with-key.pem") && err.contains("block 2") && err.contains("PRIVATE KEY"),
+        "{err}"
+    );
     for line in key.lines().filter(|l| !l.starts_with("-----")) {
-        assert!(!err.contains(line) && !text(&out.stdout).contains(line), "key material echoed");
+        assert!(
+            !err.contains(line) && !text(&out.stdout).contains(line),
+            "key material echoed"
+        );
     }
 
     let empty = k.file("empty.pem", "\n");
     let out = run(&["fingerprint", p(&empty)], None);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("empty.pem") && text(&out.stderr).contains("no PEM CERTIFICATE"), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("empty.pem") && text(&out.stderr).contains("no PEM CERTIFICATE"),
+        "{}",
+        text(&out.stderr)
+    );
 
     let crl = k.file("crl.pem", "-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n");
     let out = run(&["fingerprint", p(&crl)], None);
@@ -160,7 +192,16 @@ fn fingerprint_refuses_keys_and_junk_without_echoing_them() {
 
 fn verify(k: &Pki, bundle: &Path, chain: &Path, name: &str, at: Option<&str>) -> Output {
     let _ = k;
-    let mut args = vec!["cert", "verify", "--bundle", p(bundle), "--chain", p(chain), "--name", name];
+    let mut args = vec![
+        "cert",
+        "verify",
+        "--bundle",
+        p(bundle),
+        "--chain",
+        p(chain),
+        "--name",
+        name,
+    ];
     if let Some(at) = at {
         args.extend(["--at", at]);
     }
@@ -172,11 +213,20 @@ fn cert_verify_accepts_a_chain_with_an_intermediate() {
     let k = pki();
     let roots = k.file("roots.pem", &k.root.pem);
     let chain = k.file("chain.pem", &format!("{}{}", k.leaf, k.int.pem));
-    let out = verify(&k, &roots, &chain, "request-router-1.request-router-headless.nvcf.svc.cluster.local", None);
+    let out = verify(
+        &k,
+        &roots,
+        &chain,
+        "request-router-1.request-router-headless.nvcf.svc.cluster.local",
+        None,
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let line = text(&out.stdout);
     assert_eq!(line.lines().count(), 1, "{line}");
-    assert!(line.starts_with("verified: ") && line.contains("NVCF Test Root"), "{line}");
+    assert!(
+        line.starts_with("verified: ") && line.contains("NVCF Test Root"),
+        "{line}"
+    );
     let out = verify(&k, &roots, &chain, "grpc.workers.example.com", None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
@@ -192,7 +242,10 @@ fn cert_verify_refuses_with_the_webpki_reason() {
     let refused = |out: Output, reason: &str| {
         assert_eq!(out.status.code(), Some(1), "{reason}: {}", text(&out.stderr));
         let err = text(&out.stderr);
-        assert!(err.starts_with("refused: ") && err.contains(reason), "expected {reason}: {err}");
+        assert!(
+            err.starts_with("refused: ") && err.contains(reason),
+            "expected {reason}: {err}"
+        );
         err
     };
     // Intermediate missing from the chain; roots that do not include ours.
@@ -201,19 +254,56 @@ fn cert_verify_refuses_with_the_webpki_reason() {
     let other_roots = k.file("other.pem", &other.pem);
     refused(verify(&k, &other_roots, &chain, pod, None), "UnknownIssuer");
     // Two labels under a one-label wildcard; the bare domain; a name only in the CN.
-    refused(verify(&k, &roots, &chain, "a.request-router-0.request-router-headless.nvcf.svc.cluster.local", None), "NotValidForName");
-    refused(verify(&k, &roots, &chain, "request-router-headless.nvcf.svc.cluster.local", None), "NotValidForName");
+    refused(
+        verify(
+            &k,
+            &roots,
+            &chain,
+            "a.request-router-0.request-router-headless.nvcf.svc.cluster.local",
+            None,
+        ),
+        "NotValidForName",
+    );
+    refused(
+        verify(
+            &k,
+            &roots,
+            &chain,
+            "request-router-headless.nvcf.svc.cluster.local",
+            None,
+        ),
+        "NotValidForName",
+    );
     // Validity.
-    let dated = leaf(&["x.example.com"], &k.int, Eku::ServerAuth, Some((datetime!(2025-01-01 0:00 UTC), datetime!(2026-01-01 0:00 UTC))));
+    let dated = leaf(
+        &["x.example.com"],
+        &k.int,
+        Eku::ServerAuth,
+        Some((datetime!(2025-01-01 0:00 UTC), datetime!(2026-01-01 0:00 UTC))),
+    );
     let dated_chain = k.file("dated.pem", &format!("{dated}{}", k.int.pem));
-    let err = refused(verify(&k, &roots, &dated_chain, "x.example.com", Some("2026-06-01T00:00:00Z")), "Expired");
+    let err = refused(
+        verify(&k, &roots, &dated_chain, "x.example.com", Some("2026-06-01T00:00:00Z")),
+        "Expired",
+    );
     assert!(err.contains("2026-01-01"), "{err}");
-    refused(verify(&k, &roots, &dated_chain, "x.example.com", Some("2024-06-01T00:00:00Z")), "NotValidYet");
-    assert_eq!(verify(&k, &roots, &dated_chain, "x.example.com", Some("2025-06-01T00:00:00Z")).status.code(), Some(0));
+    refused(
+        verify(&k, &roots, &dated_chain, "x.example.com", Some("2024-06-01T00:00:00Z")),
+        "NotValidYet",
+    );
+    assert_eq!(
+        verify(&k, &roots, &dated_chain, "x.example.com", Some("2025-06-01T00:00:00Z"))
+            .status
+            .code(),
+        Some(0)
+    );
     // A client-only certificate: missing serverAuth.
     let client = leaf(&["x.example.com"], &k.int, Eku::ClientAuth, None);
     let client_chain = k.file("client.pem", &format!("{client}{}", k.int.pem));
-    refused(verify(&k, &roots, &client_chain, "x.example.com", None), "InvalidPurpose");
+    refused(
+        verify(&k, &roots, &client_chain, "x.example.com", None),
+        "InvalidPurpose",
+    );
 }
 
 #[test]
@@ -228,12 +318,25 @@ fn cert_verify_unreadable_input_is_exit_2() {
     let out = verify(&k, &roots_key, &chain, name, None);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("roots-with-key.pem") && err.contains("PRIVATE KEY"), "{err}");
-    assert!(key.lines().filter(|l| !l.starts_with("-----")).all(|l| !err.contains(l)), "key material echoed");
+    assert!(
+        err.contains("roots-with-key.pem") && err.contains("PRIVATE KEY"),
+        "{err}"
+    );
+    assert!(
+        key.lines()
+            .filter(|l| !l.starts_with("-----"))
+            .all(|l| !err.contains(l)),
+        "key material echoed"
+    );
 
     let empty = k.file("empty.pem", "");
     assert_eq!(verify(&k, &roots, &empty, name, None).status.code(), Some(2));
-    assert_eq!(verify(&k, &roots, &k.dir.path().join("nope.pem"), name, None).status.code(), Some(2));
+    assert_eq!(
+        verify(&k, &roots, &k.dir.path().join("nope.pem"), name, None)
+            .status
+            .code(),
+        Some(2)
+    );
     let out = verify(&k, &roots, &chain, name, Some("yesterday"));
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--at"), "{}", text(&out.stderr));

@@ -78,7 +78,11 @@ fn verify(args: &VerifyArgs) -> i32 {
             2
         }
         Err(r) => {
-            eprintln!("refused: {} is not valid for `{}`: {r}", display_name(&args.chain), args.name);
+            eprintln!(
+                "refused: {} is not valid for `{}`: {r}",
+                display_name(&args.chain),
+                args.name
+            );
             1
         }
     }

@@ -15,7 +15,9 @@ pub struct Args {
 pub(crate) fn read_input(file: &str) -> Result<Vec<u8>, String> {
     if file == "-" {
         let mut buf = Vec::new();
-        std::io::stdin().read_to_end(&mut buf).map_err(|e| format!("standard input: cannot read: {e}"))?;
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("standard input: cannot read: {e}"))?;
         Ok(buf)
     } else {
         std::fs::read(file).map_err(|e| format!("{file}: cannot read: {e}"))

@@ -63,7 +63,10 @@ mod tests {
         let a = testcerts::root("A");
         let der = crate::pki::parse_bundle(a.pem.as_bytes()).unwrap().remove(0);
         let h = hex::encode(Sha256::digest(der.as_ref()));
-        let expected = format!("sha256:{}", hex::encode(Sha256::digest(format!("nvcf-trust-bundle-v1\n{h}\n"))));
+        let expected = format!(
+            "sha256:{}",
+            hex::encode(Sha256::digest(format!("nvcf-trust-bundle-v1\n{h}\n")))
+        );
         assert_eq!(bundle_fingerprint(a.pem.as_bytes()).unwrap(), expected);
     }
 
@@ -71,7 +74,9 @@ mod tests {
     fn refuses_keys_and_empty_bundles() {
         let a = testcerts::root("A");
         let key = testcerts::throwaway_key_pem();
-        assert!(bundle_fingerprint(format!("{}{key}", a.pem).as_bytes()).unwrap_err().is_private_key());
+        assert!(bundle_fingerprint(format!("{}{key}", a.pem).as_bytes())
+            .unwrap_err()
+            .is_private_key());
         assert_eq!(bundle_fingerprint(b"\n").unwrap_err(), PemError::NoCertificates);
         assert!(!is_well_formed("sha256:ABC"));
     }

@@ -50,7 +50,10 @@ impl fmt::Display for PemError {
             ),
             PemError::Malformed { index, reason } => write!(f, "PEM block {index} is malformed: {reason}"),
             PemError::BadCertificate { index, reason } => {
-                write!(f, "PEM block {index} is labelled CERTIFICATE but is not an X.509 certificate: {reason}")
+                write!(
+                    f,
+                    "PEM block {index} is labelled CERTIFICATE but is not an X.509 certificate: {reason}"
+                )
             }
         }
     }
@@ -93,19 +96,28 @@ pub fn blocks(pem: &[u8]) -> Result<Vec<Block>, PemError> {
         if let Some(rest) = line.strip_prefix("-----BEGIN ") {
             let index = out.len() + 1;
             if open.is_some() {
-                return Err(PemError::Malformed { index, reason: "BEGIN line inside an unterminated block" });
+                return Err(PemError::Malformed {
+                    index,
+                    reason: "BEGIN line inside an unterminated block",
+                });
             }
-            let label = rest
-                .strip_suffix("-----")
-                .ok_or(PemError::Malformed { index, reason: "BEGIN line does not end with -----" })?;
+            let label = rest.strip_suffix("-----").ok_or(PemError::Malformed {
+                index,
+                reason: "BEGIN line does not end with -----",
+            })?;
             open = Some((sanitise_label(label), String::new()));
         } else if let Some(rest) = line.strip_prefix("-----END ") {
             let index = out.len() + 1;
-            let (label, body) =
-                open.take().ok_or(PemError::Malformed { index, reason: "END line without a BEGIN line" })?;
+            let (label, body) = open.take().ok_or(PemError::Malformed {
+                index,
+                reason: "END line without a BEGIN line",
+            })?;
             let end_label = sanitise_label(rest.strip_suffix("-----").unwrap_or(rest));
             if end_label != label {
-                return Err(PemError::Malformed { index, reason: "END label does not match the BEGIN label" });
+                return Err(PemError::Malformed {
+                    index,
+                    reason: "END label does not match the BEGIN label",
+                });
             }
             let der = (label == "CERTIFICATE").then(|| base64_decode(&body));
             out.push(Block { index, label, der });
@@ -116,7 +128,10 @@ pub fn blocks(pem: &[u8]) -> Result<Vec<Block>, PemError> {
         }
     }
     if open.is_some() {
-        return Err(PemError::Malformed { index: out.len() + 1, reason: "block has no END line" });
+        return Err(PemError::Malformed {
+            index: out.len() + 1,
+            reason: "block has no END line",
+        });
     }
     Ok(out)
 }
@@ -126,7 +141,13 @@ fn sanitise_label(label: &str) -> String {
     let s: String = label
         .chars()
         .take(40)
-        .map(|c| if c.is_ascii_uppercase() || c.is_ascii_digit() || c == ' ' || c == '-' { c } else { '?' })
+        .map(|c| {
+            if c.is_ascii_uppercase() || c.is_ascii_digit() || c == ' ' || c == '-' {
+                c
+            } else {
+                '?'
+            }
+        })
         .collect();
     if s.is_empty() {
         "(unlabelled)".into()
@@ -192,7 +213,10 @@ pub fn parse_bundle(pem: &[u8]) -> Result<Vec<CertificateDer<'static>>, PemError
     }
     // Refuse any non-certificate block before decoding anything.
     if let Some(b) = blocks.iter().find(|b| !b.is_certificate()) {
-        return Err(PemError::NotCertificate { index: b.index, label: b.label.clone() });
+        return Err(PemError::NotCertificate {
+            index: b.index,
+            label: b.label.clone(),
+        });
     }
     let mut out = Vec::with_capacity(blocks.len());
     for b in blocks {
@@ -232,7 +256,11 @@ impl CertInfo {
     /// A short, public identification for messages: subject and the first 16 hex chars of the
     /// SHA-256 of the DER.
     pub fn label(&self) -> String {
-        let subject = if self.subject.is_empty() { "(empty subject)" } else { &self.subject };
+        let subject = if self.subject.is_empty() {
+            "(empty subject)"
+        } else {
+            &self.subject
+        };
         format!("`{subject}` (sha256 {}…)", &self.sha256[..16])
     }
 }
@@ -332,19 +360,25 @@ pub(crate) mod testcerts {
     pub fn intermediate(cn: &str, parent: &Ca) -> Ca {
         let params = ca_params(cn);
         let key = KeyPair::generate().unwrap();
-        let pem = params.signed_by(&key, &Issuer::from_params(&parent.params, &parent.key)).unwrap().pem();
+        let pem = params
+            .signed_by(&key, &Issuer::from_params(&parent.params, &parent.key))
+            .unwrap()
+            .pem();
         Ca { params, key, pem }
     }
 
     /// A leaf for `names` signed by `ca`. `ekus`: `None` = no EKU extension.
     pub fn leaf(names: &[&str], ca: &Ca, ekus: Option<Vec<ExtendedKeyUsagePurpose>>) -> String {
         let mut p = CertificateParams::new(names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-        p.distinguished_name.push(DnType::CommonName, names.first().copied().unwrap_or("leaf"));
+        p.distinguished_name
+            .push(DnType::CommonName, names.first().copied().unwrap_or("leaf"));
         if let Some(e) = ekus {
             p.extended_key_usages = e;
         }
         let key = KeyPair::generate().unwrap();
-        p.signed_by(&key, &Issuer::from_params(&ca.params, &ca.key)).unwrap().pem()
+        p.signed_by(&key, &Issuer::from_params(&ca.params, &ca.key))
+            .unwrap()
+            .pem()
     }
 
     pub fn leaf_valid(names: &[&str], ca: &Ca, not_before: OffsetDateTime, not_after: OffsetDateTime) -> String {
@@ -353,7 +387,9 @@ pub(crate) mod testcerts {
         p.not_before = not_before;
         p.not_after = not_after;
         let key = KeyPair::generate().unwrap();
-        p.signed_by(&key, &Issuer::from_params(&ca.params, &ca.key)).unwrap().pem()
+        p.signed_by(&key, &Issuer::from_params(&ca.params, &ca.key))
+            .unwrap()
+            .pem()
     }
 
     /// A throwaway private key in PEM, generated now (never committed).
@@ -384,7 +420,13 @@ mod tests {
         let key = testcerts::throwaway_key_pem();
         let err = parse_bundle(format!("{}{key}", a.pem).as_bytes()).unwrap_err();
         assert!(err.is_private_key());
-        assert_eq!(err, PemError::NotCertificate { index: 2, label: "PRIVATE KEY".into() });
+        assert_eq!(
+            err,
+            PemError::NotCertificate {
+                index: 2,
+                label: "PRIVATE KEY".into()
+            }
+        );
         let msg = err.to_string();
         let body_line = key.lines().nth(1).unwrap();
         assert!(!msg.contains(&body_line[..20]), "{msg}");
@@ -397,13 +439,25 @@ mod tests {
         assert_eq!(parse_bundle(b"just text\n").unwrap_err(), PemError::NoCertificates);
         let a = testcerts::root("A");
         let cut = &a.pem[..a.pem.len() - 30];
-        assert!(matches!(parse_bundle(cut.as_bytes()).unwrap_err(), PemError::Malformed { index: 1, .. }));
+        assert!(matches!(
+            parse_bundle(cut.as_bytes()).unwrap_err(),
+            PemError::Malformed { index: 1, .. }
+        ));
         let bad = "-----BEGIN CERTIFICATE-----\nAAAA!!!!\n-----END CERTIFICATE-----\n";
-        assert!(matches!(parse_bundle(bad.as_bytes()).unwrap_err(), PemError::Malformed { .. }));
+        assert!(matches!(
+            parse_bundle(bad.as_bytes()).unwrap_err(),
+            PemError::Malformed { .. }
+        ));
         let notx509 = "-----BEGIN CERTIFICATE-----\naGVsbG8gd29ybGQ=\n-----END CERTIFICATE-----\n";
-        assert!(matches!(parse_bundle(notx509.as_bytes()).unwrap_err(), PemError::BadCertificate { index: 1, .. }));
+        assert!(matches!(
+            parse_bundle(notx509.as_bytes()).unwrap_err(),
+            PemError::BadCertificate { index: 1, .. }
+        ));
         let mismatch = a.pem.replace("END CERTIFICATE", "END X509 CRL");
-        assert!(matches!(parse_bundle(mismatch.as_bytes()).unwrap_err(), PemError::Malformed { .. }));
+        assert!(matches!(
+            parse_bundle(mismatch.as_bytes()).unwrap_err(),
+            PemError::Malformed { .. }
+        ));
     }
 
     #[test]

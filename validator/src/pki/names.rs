@@ -33,8 +33,12 @@ pub fn covers(dns_sans: &[String], ip_sans: &[IpAddr], name: &str) -> bool {
 /// Ask rustls/webpki whether a real end-entity certificate is valid for `name`.
 /// `false` also when the certificate does not parse or `name` is not a valid server name.
 pub fn cert_covers(cert: &CertificateDer<'_>, name: &str) -> bool {
-    let Ok(server_name) = ServerName::try_from(name.to_string()) else { return false };
-    let Ok(parsed) = rustls::server::ParsedCertificate::try_from(cert) else { return false };
+    let Ok(server_name) = ServerName::try_from(name.to_string()) else {
+        return false;
+    };
+    let Ok(parsed) = rustls::server::ParsedCertificate::try_from(cert) else {
+        return false;
+    };
     rustls::client::verify_server_name(&parsed, &server_name).is_ok()
 }
 
@@ -74,10 +78,7 @@ pub fn presented_matches(presented: &str, reference: &str) -> bool {
         }
     }
     // A relative presented ID matches an absolute reference ID (one trailing dot).
-    match &r[ri..] {
-        [] | [b'.'] => true,
-        _ => false,
-    }
+    matches!(&r[ri..], [] | [b'.'])
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -170,7 +171,10 @@ pub fn one_label_wildcard(name: &str) -> Option<String> {
 /// Gateway API hostname matching: `pattern` (listener or route hostname, possibly `*.suffix`)
 /// against a concrete `host`. A wildcard matches one or more labels.
 pub fn gateway_matches(pattern: &str, host: &str) -> bool {
-    let (pattern, host) = (pattern.to_ascii_lowercase(), host.trim_end_matches('.').to_ascii_lowercase());
+    let (pattern, host) = (
+        pattern.to_ascii_lowercase(),
+        host.trim_end_matches('.').to_ascii_lowercase(),
+    );
     match pattern.strip_prefix("*.") {
         Some(suffix) => host.len() > suffix.len() + 1 && host.ends_with(&format!(".{suffix}")),
         None => pattern == host,
@@ -210,9 +214,21 @@ mod tests {
     /// (presented SANs, reference, expected) — webpki's own table plus the cases this stack
     /// depends on (per-pod names, one-label vs two-label wildcards, bare domains, IPs, case).
     const CASES: &[(&[&str], &str, bool)] = &[
-        (&["*.request-router-headless.nvcf.svc.cluster.local"], "request-router-0.request-router-headless.nvcf.svc.cluster.local", true),
-        (&["*.request-router-headless.nvcf.svc.cluster.local"], "request-router-headless.nvcf.svc.cluster.local", false),
-        (&["*.nvcf.svc.cluster.local"], "request-router-0.request-router-headless.nvcf.svc.cluster.local", false),
+        (
+            &["*.request-router-headless.nvcf.svc.cluster.local"],
+            "request-router-0.request-router-headless.nvcf.svc.cluster.local",
+            true,
+        ),
+        (
+            &["*.request-router-headless.nvcf.svc.cluster.local"],
+            "request-router-headless.nvcf.svc.cluster.local",
+            false,
+        ),
+        (
+            &["*.nvcf.svc.cluster.local"],
+            "request-router-0.request-router-headless.nvcf.svc.cluster.local",
+            false,
+        ),
         (&["*.example.com"], "a.example.com", true),
         (&["*.example.com"], "a.b.example.com", false),
         (&["*.example.com"], "example.com", false),
@@ -227,8 +243,16 @@ mod tests {
         (&["grpc.workers.example.com"], "grpc.workers.example.com", true),
         (&["grpc.workers.example.com"], "GRPC.Workers.Example.COM", true),
         (&["x_y.example.com"], "x_y.example.com", true),
-        (&["router-0.example.com", "router-1.example.com"], "router-2.example.com", false),
-        (&["router-0.example.com", "router-1.example.com"], "router-1.example.com", true),
+        (
+            &["router-0.example.com", "router-1.example.com"],
+            "router-2.example.com",
+            false,
+        ),
+        (
+            &["router-0.example.com", "router-1.example.com"],
+            "router-1.example.com",
+            true,
+        ),
         (&["10.0.0.1.example.com"], "10.0.0.1", false),
         (&["example.com"], "*.example.com", false),
     ];
@@ -248,7 +272,11 @@ mod tests {
             let pem = testcerts::leaf(sans, &ca, None);
             let der = crate::pki::parse_bundle(pem.as_bytes()).unwrap().remove(0);
             assert_eq!(cert_covers(&der, name), *want, "webpki: {sans:?} vs {name}");
-            assert_eq!(san_covers(&s(sans), name), cert_covers(&der, name), "disagree: {sans:?} vs {name}");
+            assert_eq!(
+                san_covers(&s(sans), name),
+                cert_covers(&der, name),
+                "disagree: {sans:?} vs {name}"
+            );
         }
     }
 
@@ -274,8 +302,14 @@ mod tests {
         assert!(gateway_matches("*.example.com", "a.example.com"));
         assert!(!gateway_matches("*.example.com", "example.com"));
         assert!(gateway_matches("grpc.example.com", "GRPC.example.com"));
-        assert_eq!(gateway_intersection("*.example.com", "a.b.example.com").as_deref(), Some("a.b.example.com"));
-        assert_eq!(gateway_intersection("*.b.example.com", "*.example.com").as_deref(), Some("*.b.example.com"));
+        assert_eq!(
+            gateway_intersection("*.example.com", "a.b.example.com").as_deref(),
+            Some("a.b.example.com")
+        );
+        assert_eq!(
+            gateway_intersection("*.b.example.com", "*.example.com").as_deref(),
+            Some("*.b.example.com")
+        );
         assert_eq!(gateway_intersection("a.example.com", "b.example.com"), None);
         assert!(is_valid_reference("a.example.com") && is_valid_reference("10.1.2.3"));
         assert!(!is_valid_reference("{pod_name}.example.com"));

@@ -25,8 +25,7 @@ impl fmt::Display for Verified {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "verified: {} is valid for `{}` (leaf `{}`, expires {}, {} intermediate(s), anchored at `{}`)",
-            self.name,
+            "verified: {} (leaf `{}`, expires {}, {} intermediate(s), anchored at `{}`)",
             self.name,
             self.leaf_subject,
             super::rfc3339(self.leaf_not_after),
@@ -64,9 +63,10 @@ impl fmt::Display for Refusal {
 pub fn roots_store(pem: &[u8]) -> Result<RootCertStore, PemError> {
     let mut store = RootCertStore::empty();
     for (i, der) in parse_bundle(pem)?.into_iter().enumerate() {
-        store
-            .add(der)
-            .map_err(|e| PemError::BadCertificate { index: i + 1, reason: format!("not usable as a trust anchor: {e}") })?;
+        store.add(der).map_err(|e| PemError::BadCertificate {
+            index: i + 1,
+            reason: format!("not usable as a trust anchor: {e}"),
+        })?;
     }
     Ok(store)
 }
@@ -78,10 +78,14 @@ fn unix_time(at: OffsetDateTime) -> UnixTime {
 /// Verify `chain_pem` (leaf first, then intermediates; the root is not needed) for `name` against
 /// exactly the roots in `roots_pem`, at `at`.
 pub fn verify_server(roots_pem: &[u8], chain_pem: &[u8], name: &str, at: OffsetDateTime) -> Result<Verified, Refusal> {
-    let roots = roots_store(roots_pem)
-        .map_err(|e| Refusal { reason: "UnreadableBundle", message: format!("roots bundle: {e}") })?;
-    let chain =
-        parse_bundle(chain_pem).map_err(|e| Refusal { reason: "UnreadableChain", message: format!("chain: {e}") })?;
+    let roots = roots_store(roots_pem).map_err(|e| Refusal {
+        reason: "UnreadableBundle",
+        message: format!("roots bundle: {e}"),
+    })?;
+    let chain = parse_bundle(chain_pem).map_err(|e| Refusal {
+        reason: "UnreadableChain",
+        message: format!("chain: {e}"),
+    })?;
     verify_parsed(&roots, &chain, name, at)
 }
 
@@ -103,11 +107,16 @@ pub fn verify_parsed(
     let infos: Vec<_> = chain.iter().filter_map(|c| describe(c.as_ref()).ok()).collect();
     let leaf_info = infos.first().cloned();
     let parsed = rustls::server::ParsedCertificate::try_from(leaf).map_err(|e| refusal(e, name, &infos, at))?;
-    let algs = rustls::crypto::ring::default_provider().signature_verification_algorithms.all;
+    let algs = rustls::crypto::ring::default_provider()
+        .signature_verification_algorithms
+        .all;
     rustls::client::verify_server_cert_signed_by_trust_anchor(&parsed, roots, intermediates, unix_time(at), algs)
         .map_err(|e| refusal(e, name, &infos, at))?;
     rustls::client::verify_server_name(&parsed, &server_name).map_err(|e| refusal(e, name, &infos, at))?;
-    let leaf_info = leaf_info.ok_or(Refusal { reason: "UnreadableChain", message: "chain: leaf does not parse".into() })?;
+    let leaf_info = leaf_info.ok_or(Refusal {
+        reason: "UnreadableChain",
+        message: "chain: leaf does not parse".into(),
+    })?;
     Ok(Verified {
         name: name.to_string(),
         leaf_subject: leaf_info.subject.clone(),
@@ -138,7 +147,12 @@ fn refusal(e: rustls::Error, name: &str, chain: &[super::CertInfo], at: OffsetDa
     let top = chain.last();
     let ce = match e {
         rustls::Error::InvalidCertificate(ce) => ce,
-        other => return Refusal { reason: "Other", message: other.to_string() },
+        other => {
+            return Refusal {
+                reason: "Other",
+                message: other.to_string(),
+            }
+        }
     };
     #[allow(deprecated)]
     let (reason, message) = match &ce {
@@ -262,10 +276,19 @@ mod tests {
         let other_root = testcerts::root("Other Root");
         let leaf = testcerts::leaf(&["*.h.nvcf.svc"], &int, Some(vec![Eku::ServerAuth]));
         let chain = format!("{leaf}{}", int.pem);
-        let r = |roots: &str, chain: &str, name: &str, at| verify_server(roots.as_bytes(), chain.as_bytes(), name, at).unwrap_err();
+        let r = |roots: &str, chain: &str, name: &str, at| {
+            verify_server(roots.as_bytes(), chain.as_bytes(), name, at).unwrap_err()
+        };
 
-        assert_eq!(r(&root.pem, &leaf, "r-0.h.nvcf.svc", NOW).reason, "UnknownIssuer", "missing intermediate");
-        assert_eq!(r(&other_root.pem, &chain, "r-0.h.nvcf.svc", NOW).reason, "UnknownIssuer");
+        assert_eq!(
+            r(&root.pem, &leaf, "r-0.h.nvcf.svc", NOW).reason,
+            "UnknownIssuer",
+            "missing intermediate"
+        );
+        assert_eq!(
+            r(&other_root.pem, &chain, "r-0.h.nvcf.svc", NOW).reason,
+            "UnknownIssuer"
+        );
         let nv = r(&root.pem, &chain, "a.b.h.nvcf.svc", NOW);
         assert_eq!(nv.reason, "NotValidForName");
         assert!(nv.message.contains("*.h.nvcf.svc"), "{}", nv.message);
@@ -274,11 +297,19 @@ mod tests {
         let p = r(&root.pem, &format!("{client_only}{}", int.pem), "r-0.h.nvcf.svc", NOW);
         assert_eq!(p.reason, "InvalidPurpose", "{p}");
 
-        let short = testcerts::leaf_valid(&["x.example.com"], &root, datetime!(2020-01-01 0:00 UTC), datetime!(2021-01-01 0:00 UTC));
+        let short = testcerts::leaf_valid(
+            &["x.example.com"],
+            &root,
+            datetime!(2020-01-01 0:00 UTC),
+            datetime!(2021-01-01 0:00 UTC),
+        );
         let e = r(&root.pem, &short, "x.example.com", NOW);
         assert_eq!(e.reason, "Expired");
         assert!(e.message.contains("2021-01-01"), "{}", e.message);
-        assert_eq!(r(&root.pem, &short, "x.example.com", datetime!(2019-06-01 0:00 UTC)).reason, "NotValidYet");
+        assert_eq!(
+            r(&root.pem, &short, "x.example.com", datetime!(2019-06-01 0:00 UTC)).reason,
+            "NotValidYet"
+        );
         let ca_as_leaf = r(&root.pem, &int.pem, "x.example.com", NOW);
         assert_eq!(ca_as_leaf.reason, "CaUsedAsEndEntity", "{ca_as_leaf}");
     }
@@ -288,12 +319,28 @@ mod tests {
         let (root, int) = pki();
         let leaf = testcerts::leaf(&["a.example.com"], &int, None);
         let key = testcerts::throwaway_key_pem();
-        let e = verify_server(format!("{}{key}", root.pem).as_bytes(), leaf.as_bytes(), "a.example.com", NOW).unwrap_err();
+        let e = verify_server(
+            format!("{}{key}", root.pem).as_bytes(),
+            leaf.as_bytes(),
+            "a.example.com",
+            NOW,
+        )
+        .unwrap_err();
         assert_eq!(e.reason, "UnreadableBundle");
         assert!(e.is_input_error());
         assert!(!e.message.contains(&key.lines().nth(1).unwrap()[..16]));
-        assert_eq!(verify_server(root.pem.as_bytes(), b"", "a.example.com", NOW).unwrap_err().reason, "UnreadableChain");
-        assert_eq!(verify_server(root.pem.as_bytes(), leaf.as_bytes(), "not a name!", NOW).unwrap_err().reason, "InvalidName");
+        assert_eq!(
+            verify_server(root.pem.as_bytes(), b"", "a.example.com", NOW)
+                .unwrap_err()
+                .reason,
+            "UnreadableChain"
+        );
+        assert_eq!(
+            verify_server(root.pem.as_bytes(), leaf.as_bytes(), "not a name!", NOW)
+                .unwrap_err()
+                .reason,
+            "InvalidName"
+        );
         assert!(roots_store(root.pem.as_bytes()).unwrap().len() == 1);
     }
 }
