@@ -1172,6 +1172,21 @@ impl OpenBaoRole {
                 if wild_off { ", allow_wildcard_certificates=false" } else { "" }
             )));
         }
+        // IP SANs.
+        let ips = strings(&c.body, "/spec/ipAddresses");
+        if !ips.is_empty() && !self.flag("allow_ip_sans", true) {
+            out.push(at(
+                SERVER_AUTH,
+                c,
+                "ipAddresses",
+                format!(
+                    "{} requests IP SANs {} but {role} has allow_ip_sans=false and rejects the request; drop \
+                     ipAddresses or allow IP SANs on the role",
+                    c.display(),
+                    list(&ips)
+                ),
+            ));
+        }
         // Duration.
         let duration = c.str_at("/spec/duration").map_or(Some(2160 * 3600), go_duration);
         let max_ttl = self.p("max_ttl").and_then(parse_duration).filter(|t| *t > 0);

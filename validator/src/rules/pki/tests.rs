@@ -394,6 +394,19 @@ fn openbao_role_name_rules() {
 }
 
 #[test]
+fn ip_sans_against_a_role_without_them() {
+    let text = fixture("silent-certificate-server-auth-openbao-role");
+    let with_ip = text.replace("  usages:\n", "  ipAddresses:\n    - 10.0.0.1\n  usages:\n");
+    assert!(run(SERVER_AUTH, &with_ip).is_empty(), "allow_ip_sans defaults to true");
+    let f = run(
+        SERVER_AUTH,
+        &with_ip.replace("\"max_ttl\"", "\"allow_ip_sans\": false, \"max_ttl\""),
+    );
+    assert_eq!(f.len(), 1, "{}", messages(&f));
+    assert!(f[0].message.contains("requests IP SANs [10.0.0.1]"), "{}", f[0].message);
+}
+
+#[test]
 fn server_flag_off_is_reported() {
     let text = fixture("silent-certificate-server-auth-openbao-role")
         .replace("\"server_flag\": true", "\"server_flag\": false");
