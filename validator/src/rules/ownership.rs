@@ -654,6 +654,20 @@ mod tests {
     }
 
     #[test]
+    fn shim_annotated_gateway_alone_is_one_writer() {
+        let yaml = "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: nvcf\n  namespace: nvcf-gateway\n  annotations: {cert-manager.io/cluster-issuer: openbao}\nspec:\n  listeners:\n    - {name: llm, protocol: HTTPS, port: 443, hostname: llm.example.com, tls: {certificateRefs: [{name: llm-tls}]}}\n    - {name: raw, protocol: TLS, port: 8443, hostname: raw.example.com, tls: {mode: Passthrough, certificateRefs: [{name: llm-tls}]}}\n";
+        let g = crate::testutil::graph("default", yaml);
+        let p = Policy::default();
+        assert!((rule(TLS_SECRET_ONE_OWNER).check)(&crate::testutil::ctx(&g, &p)).is_empty());
+        // The same Gateway plus an Ingress annotated for the ingress-shim writing the same Secret.
+        let ingress = "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: llm\n  namespace: nvcf-gateway\n  annotations: {cert-manager.io/issuer: local}\nspec:\n  tls: [{hosts: [llm.example.com], secretName: llm-tls}]\n";
+        let g = crate::testutil::graph("default", &format!("{yaml}{ingress}"));
+        let f = (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testutil::ctx(&g, &p));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(f[0].message.starts_with("Ingress nvcf-gateway/llm via cert-manager's Ingress shim"), "{}", f[0].message);
+    }
+
+    #[test]
     fn externals_are_not_object_owners_but_are_tls_secret_owners() {
         let secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: router-tls, namespace: nvcf}\ntype: kubernetes.io/tls\n";
         let g = Graph::new("default", vec![obj(secret, "", true), obj(secret, "nvcf/nvcf-pki", false)]);
