@@ -16,7 +16,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const FAMILIES: &[(&str, &str)] = &[("ownership", "ownership"), ("pinning", "pinning"), ("insecure transport", "insecure")];
+const FAMILIES: &[(&str, &str)] = &[
+    ("ownership", "ownership"),
+    ("pinning", "pinning"),
+    ("insecure transport", "insecure"),
+];
 
 fn manifest_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -24,14 +28,26 @@ fn manifest_dir() -> PathBuf {
 
 fn tools_path() -> String {
     let bin = manifest_dir().parent().unwrap().join(".tools/bin");
-    assert!(bin.join("helmfile").is_file() && bin.join("helm").is_file(), "helm/helmfile missing in {}: run ./ci/setup", bin.display());
-    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
+    assert!(
+        bin.join("helmfile").is_file() && bin.join("helm").is_file(),
+        "helm/helmfile missing in {}: run ./ci/setup",
+        bin.display()
+    );
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 /// Rule ids of the families under test.
 fn rule_ids() -> Vec<&'static str> {
     let families: Vec<&str> = FAMILIES.iter().map(|(f, _)| *f).collect();
-    nvcf_validate::rules::registry().into_iter().filter(|r| families.contains(&r.family)).map(|r| r.id).collect()
+    nvcf_validate::rules::registry()
+        .into_iter()
+        .filter(|r| families.contains(&r.family))
+        .map(|r| r.id)
+        .collect()
 }
 
 /// `fires-<id>-<case>` / `silent-<id>-<case>` → (fires, id), for ids of these families.
@@ -41,7 +57,10 @@ fn classify(name: &str, ids: &[&'static str]) -> Option<(bool, &'static str)> {
         (_, Some(r)) => (false, r),
         _ => return None,
     };
-    ids.iter().filter(|id| rest.starts_with(&format!("{id}-"))).max_by_key(|id| id.len()).map(|id| (fires, *id))
+    ids.iter()
+        .filter(|id| rest.starts_with(&format!("{id}-")))
+        .max_by_key(|id| id.len())
+        .map(|id| (fires, *id))
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -78,7 +97,11 @@ fn nvcf_validate(dir: &Path, args: &[&str]) -> Run {
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let report = serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null);
-    Run { code: out.status.code().unwrap_or(-1), report, stderr }
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        report,
+        stderr,
+    }
 }
 
 fn findings(r: &Run) -> Vec<serde_json::Value> {
@@ -90,10 +113,22 @@ fn judge(what: &str, fires: bool, id: &str, r: &Run) {
     let f = findings(r);
     let rules: Vec<&str> = f.iter().filter_map(|f| f["rule"].as_str()).collect();
     if fires {
-        assert_eq!(r.code, 1, "{what}: expected exit 1\nstderr: {}\nfindings: {rules:?}", r.stderr);
-        assert!(rules.contains(&id), "{what}: expected {id}, got {rules:?}\nstderr: {}", r.stderr);
+        assert_eq!(
+            r.code, 1,
+            "{what}: expected exit 1\nstderr: {}\nfindings: {rules:?}",
+            r.stderr
+        );
+        assert!(
+            rules.contains(&id),
+            "{what}: expected {id}, got {rules:?}\nstderr: {}",
+            r.stderr
+        );
     } else {
-        assert_eq!(r.code, 0, "{what}: expected exit 0\nstderr: {}\nfindings: {f:#?}", r.stderr);
+        assert_eq!(
+            r.code, 0,
+            "{what}: expected exit 0\nstderr: {}\nfindings: {f:#?}",
+            r.stderr
+        );
         assert!(f.is_empty(), "{what}: expected no finding, got {f:#?}");
     }
 }
@@ -116,7 +151,17 @@ fn fixture_stacks_fire_and_stay_silent() {
     for (name, fires, id) in stacks {
         let tmp = tempfile::tempdir().unwrap();
         copy_dir(&root.join(&name), tmp.path());
-        let r = nvcf_validate(tmp.path(), &["check", "--file", "helmfile.yaml", "--offline", "--format", "json"]);
+        let r = nvcf_validate(
+            tmp.path(),
+            &[
+                "check",
+                "--file",
+                "helmfile.yaml",
+                "--offline",
+                "--format",
+                "json",
+            ],
+        );
         judge(&format!("stack {name}"), fires, id, &r);
         // Lines of state findings depend on the loader's line finder; snapshot what a reviewer
         // reads: rule, release, file, message.
@@ -131,14 +176,33 @@ fn fixture_stacks_fire_and_stay_silent() {
 #[test]
 fn dangling_needs_point_at_the_release_line() {
     let tmp = tempfile::tempdir().unwrap();
-    copy_dir(&manifest_dir().join("tests/stacks/fires-needs-resolvable-dangling"), tmp.path());
-    let r = nvcf_validate(tmp.path(), &["check", "--file", "helmfile.yaml", "--offline", "--format", "json"]);
+    copy_dir(
+        &manifest_dir().join("tests/stacks/fires-needs-resolvable-dangling"),
+        tmp.path(),
+    );
+    let r = nvcf_validate(
+        tmp.path(),
+        &[
+            "check",
+            "--file",
+            "helmfile.yaml",
+            "--offline",
+            "--format",
+            "json",
+        ],
+    );
     let f = findings(&r);
-    let needs: Vec<&serde_json::Value> = f.iter().filter(|f| f["rule"] == "needs-resolvable").collect();
+    let needs: Vec<&serde_json::Value> = f
+        .iter()
+        .filter(|f| f["rule"] == "needs-resolvable")
+        .collect();
     assert_eq!(needs.len(), 1, "{f:#?}");
     let text = std::fs::read_to_string(tmp.path().join("helmfile.yaml")).unwrap();
     let line = needs[0]["source"]["line"].as_u64().unwrap() as usize;
-    assert_eq!(text.lines().nth(line - 1).map(str::trim), Some("- name: request-router"));
+    assert_eq!(
+        text.lines().nth(line - 1).map(str::trim),
+        Some("- name: request-router")
+    );
 }
 
 #[test]
@@ -146,14 +210,31 @@ fn manifest_fixtures_fire_and_stay_silent_through_the_cli() {
     let ids = rule_ids();
     for (_, dir) in FAMILIES {
         let d = manifest_dir().join("tests/fixtures").join(dir);
-        let mut files: Vec<String> = std::fs::read_dir(&d).unwrap().flatten().filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".yaml")).map(str::to_string)).collect();
+        let mut files: Vec<String> = std::fs::read_dir(&d)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".yaml"))
+                    .map(str::to_string)
+            })
+            .collect();
         files.sort();
         for stem in files {
-            let (fires, id) = classify(&stem, &ids).unwrap_or_else(|| panic!("{dir}/{stem}.yaml is not named fires-<rule>-<case> / silent-<rule>-<case>"));
+            let (fires, id) = classify(&stem, &ids).unwrap_or_else(|| {
+                panic!("{dir}/{stem}.yaml is not named fires-<rule>-<case> / silent-<rule>-<case>")
+            });
             let tmp = tempfile::tempdir().unwrap();
             let file = d.join(format!("{stem}.yaml"));
             let policy = d.join("policy").join(format!("{stem}.yaml"));
-            let mut args = vec!["check", "--manifests", file.to_str().unwrap(), "--format", "json"];
+            let mut args = vec![
+                "check",
+                "--manifests",
+                file.to_str().unwrap(),
+                "--format",
+                "json",
+            ];
             if policy.exists() {
                 args.extend(["--policy", policy.to_str().unwrap()]);
             }

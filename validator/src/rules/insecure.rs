@@ -129,11 +129,17 @@ args: ["--grpc-pylon-dial-addr=https://router.example.com:443"]
 /// `true`, `1`, `yes`, `on`, `y`, `t` (any case) — what Go's and Helm's parsers, and shells,
 /// take as "on".
 pub(crate) fn truthy_str(s: &str) -> bool {
-    matches!(s.trim().to_ascii_lowercase().as_str(), "true" | "1" | "yes" | "on" | "y" | "t")
+    matches!(
+        s.trim().to_ascii_lowercase().as_str(),
+        "true" | "1" | "yes" | "on" | "y" | "t"
+    )
 }
 
 pub(crate) fn falsy_str(s: &str) -> bool {
-    matches!(s.trim().to_ascii_lowercase().as_str(), "false" | "0" | "no" | "off" | "n" | "f")
+    matches!(
+        s.trim().to_ascii_lowercase().as_str(),
+        "false" | "0" | "no" | "off" | "n" | "f"
+    )
 }
 
 /// Truthiness of a YAML value: booleans, the number 1, and truthy strings.
@@ -166,16 +172,28 @@ fn scalar_text(v: &Value) -> String {
 /// A name (flag, env var, values key) reduced to lowercase ASCII alphanumerics, so
 /// `--quic-insecure`, `QUIC_INSECURE` and `quicInsecure` compare equal.
 fn norm(s: &str) -> String {
-    s.chars().filter(char::is_ascii_alphanumeric).map(|c| c.to_ascii_lowercase()).collect()
+    s.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
 }
 
 /// What a switch (normalised name) turns off when it is on, if it is an insecure switch.
 fn insecure_effect(n: &str) -> Option<&'static str> {
     const EXACT: &[(&str, &str)] = &[
-        ("allowinsecureremotewatchhttp", "allows the router's remote watch over plain HTTP"),
-        ("enabledevpeerforwarding", "enables development-only peer forwarding without TLS"),
+        (
+            "allowinsecureremotewatchhttp",
+            "allows the router's remote watch over plain HTTP",
+        ),
+        (
+            "enabledevpeerforwarding",
+            "enables development-only peer forwarding without TLS",
+        ),
         ("allowinsecuretransport", "allows plaintext transport"),
-        ("kubeletinsecuretls", "turns off kubelet certificate verification"),
+        (
+            "kubeletinsecuretls",
+            "turns off kubelet certificate verification",
+        ),
     ];
     if let Some((_, e)) = EXACT.iter().find(|(k, _)| *k == n) {
         return Some(e);
@@ -189,7 +207,16 @@ fn insecure_effect(n: &str) -> Option<&'static str> {
     if n.ends_with("tlsdisable") || n.ends_with("disabletls") {
         return Some("turns TLS off");
     }
-    if ["insecure", "skipverify", "skiptlsverify", "insecureskiptlsverify", "noverify"].iter().any(|s| n.ends_with(s)) {
+    if [
+        "insecure",
+        "skipverify",
+        "skiptlsverify",
+        "insecureskiptlsverify",
+        "noverify",
+    ]
+    .iter()
+    .any(|s| n.ends_with(s))
+    {
         return Some("turns off TLS certificate verification");
     }
     None
@@ -198,7 +225,16 @@ fn insecure_effect(n: &str) -> Option<&'static str> {
 /// Switches whose *false* value turns verification off (`NODE_TLS_REJECT_UNAUTHORIZED=0`).
 /// (`insecureSkipTLSVerify` ends in `tlsverify` too, but its false is the safe value.)
 fn verify_switch(n: &str) -> bool {
-    !n.contains("skip") && !n.contains("insecure") && ["tlsrejectunauthorized", "pythonhttpsverify", "tlsverify", "verifytls", "sslverify", "verifyssl"]
+    !n.contains("skip")
+        && !n.contains("insecure")
+        && [
+            "tlsrejectunauthorized",
+            "pythonhttpsverify",
+            "tlsverify",
+            "verifytls",
+            "sslverify",
+            "verifyssl",
+        ]
         .iter()
         .any(|s| n.ends_with(s))
 }
@@ -235,7 +271,10 @@ fn push_words(s: &str, out: &mut Vec<String>) {
     if t.contains(char::is_whitespace) {
         out.extend(
             t.split_whitespace()
-                .map(|w| w.trim_matches(|c| matches!(c, '"' | '\'' | ';' | '&' | '|' | '(' | ')' | '`')).to_string())
+                .map(|w| {
+                    w.trim_matches(|c| matches!(c, '"' | '\'' | ';' | '&' | '|' | '(' | ')' | '`'))
+                        .to_string()
+                })
                 .filter(|w| !w.is_empty()),
         );
     } else if !t.is_empty() {
@@ -283,9 +322,18 @@ fn flag_uses(tokens: &[String]) -> Vec<FlagUse> {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (body, None),
         };
-        let next = if inline.is_none() { tokens.get(i + 1).filter(|n| !n.starts_with('-')).cloned() } else { None };
+        let next = if inline.is_none() {
+            tokens.get(i + 1).filter(|n| !n.starts_with('-')).cloned()
+        } else {
+            None
+        };
         let flag = format!("{}{name}", &t[..t.len() - body.len()]);
-        out.push(FlagUse { flag, name: norm(name), inline, next });
+        out.push(FlagUse {
+            flag,
+            name: norm(name),
+            inline,
+            next,
+        });
     }
     out
 }
@@ -330,23 +378,59 @@ struct EnvVar {
 /// resolved in the graph.
 fn env_of(g: &Graph, obj: &Object, c: &Value) -> Vec<EnvVar> {
     let ns = obj.namespace.as_deref();
-    let cm_data = |name: &str| g.get("", "ConfigMap", ns, name).and_then(|cm| cm.at("/data")).and_then(Value::as_object);
+    let cm_data = |name: &str| {
+        g.get("", "ConfigMap", ns, name)
+            .and_then(|cm| cm.at("/data"))
+            .and_then(Value::as_object)
+    };
     let mut out = Vec::new();
-    for from in c.get("envFrom").and_then(Value::as_array).into_iter().flatten() {
-        let Some(name) = from.pointer("/configMapRef/name").and_then(Value::as_str) else { continue };
-        let prefix = from.get("prefix").and_then(Value::as_str).unwrap_or_default();
+    for from in c
+        .get("envFrom")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let Some(name) = from.pointer("/configMapRef/name").and_then(Value::as_str) else {
+            continue;
+        };
+        let prefix = from
+            .get("prefix")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         for (k, v) in cm_data(name).into_iter().flatten() {
-            out.push(EnvVar { name: format!("{prefix}{k}"), value: v.clone(), from: Some(format!("ConfigMap {name}")), needle: name.to_string() });
+            out.push(EnvVar {
+                name: format!("{prefix}{k}"),
+                value: v.clone(),
+                from: Some(format!("ConfigMap {name}")),
+                needle: name.to_string(),
+            });
         }
     }
     for e in c.get("env").and_then(Value::as_array).into_iter().flatten() {
-        let Some(name) = e.get("name").and_then(Value::as_str) else { continue };
+        let Some(name) = e.get("name").and_then(Value::as_str) else {
+            continue;
+        };
         if let Some(v) = e.get("value") {
-            out.push(EnvVar { name: name.to_string(), value: v.clone(), from: None, needle: name.to_string() });
+            out.push(EnvVar {
+                name: name.to_string(),
+                value: v.clone(),
+                from: None,
+                needle: name.to_string(),
+            });
         } else if let Some(r) = e.pointer("/valueFrom/configMapKeyRef") {
-            let (Some(cm), Some(key)) = (r.get("name").and_then(Value::as_str), r.get("key").and_then(Value::as_str)) else { continue };
+            let (Some(cm), Some(key)) = (
+                r.get("name").and_then(Value::as_str),
+                r.get("key").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
             if let Some(v) = cm_data(cm).and_then(|d| d.get(key)) {
-                out.push(EnvVar { name: name.to_string(), value: v.clone(), from: Some(format!("ConfigMap {cm}")), needle: name.to_string() });
+                out.push(EnvVar {
+                    name: name.to_string(),
+                    value: v.clone(),
+                    from: Some(format!("ConfigMap {cm}")),
+                    needle: name.to_string(),
+                });
             }
         }
     }
@@ -369,15 +453,31 @@ fn list_word(list: &str) -> &'static str {
 /// Like `Finding::object_at`, but looks for `needle` from the object's own line onward first
 /// (a template or manifest file often holds several documents) and skips comment lines, so the
 /// finding points at the line to edit rather than at a comment or a sibling document.
-pub(crate) fn object_at(rule: &'static str, obj: &Object, needle: &str, msg: impl Into<String>) -> Finding {
+pub(crate) fn object_at(
+    rule: &'static str,
+    obj: &Object,
+    needle: &str,
+    msg: impl Into<String>,
+) -> Finding {
     let mut f = Finding::object(rule, obj, msg);
-    let Some(text) = obj.prov.template_text.as_deref() else { return Finding::object_at(rule, obj, needle, f.message) };
+    let Some(text) = obj.prov.template_text.as_deref() else {
+        return Finding::object_at(rule, obj, needle, f.message);
+    };
     let code = |l: &str| {
         let t = l.trim_start();
         !t.starts_with('#') && !t.starts_with("{{/*") && !t.starts_with("{{- /*")
     };
     let start = obj.prov.line.unwrap_or(1).saturating_sub(1);
-    let hit = text.lines().enumerate().skip(start).find(|(_, l)| code(l) && l.contains(needle)).or_else(|| text.lines().enumerate().find(|(_, l)| code(l) && l.contains(needle)));
+    let hit = text
+        .lines()
+        .enumerate()
+        .skip(start)
+        .find(|(_, l)| code(l) && l.contains(needle))
+        .or_else(|| {
+            text.lines()
+                .enumerate()
+                .find(|(_, l)| code(l) && l.contains(needle))
+        });
     if let (Some((i, _)), Some(src)) = (hit, f.source.as_mut()) {
         src.line = Some(i + 1);
     }
@@ -405,8 +505,14 @@ fn config_assignments<'a>(text: &'a str, key: &str) -> Vec<(usize, &'a str)> {
                 continue;
             }
             let rest = l[at + key.len()..].trim_start_matches('"').trim_start();
-            let Some(rest) = rest.strip_prefix('=').or_else(|| rest.strip_prefix(':')) else { continue };
-            let value = rest.trim_start().split(|c: char| c.is_whitespace() || c == ',' || c == '}').next().unwrap_or_default();
+            let Some(rest) = rest.strip_prefix('=').or_else(|| rest.strip_prefix(':')) else {
+                continue;
+            };
+            let value = rest
+                .trim_start()
+                .split(|c: char| c.is_whitespace() || c == ',' || c == '}')
+                .next()
+                .unwrap_or_default();
             out.push((i + 1, value.trim_matches(|c| c == '"' || c == '\'')));
         }
     }
@@ -415,22 +521,32 @@ fn config_assignments<'a>(text: &'a str, key: &str) -> Vec<(usize, &'a str)> {
 
 /// Whether `text` turns a listener's TLS off (`tls_disable` truthy).
 fn disables_tls(text: &str) -> bool {
-    config_assignments(text, "tls_disable").iter().any(|(_, v)| truthy_str(v))
+    config_assignments(text, "tls_disable")
+        .iter()
+        .any(|(_, v)| truthy_str(v))
 }
 
 fn is_loopback_url(url: &str) -> bool {
     let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
     let host = rest.split('/').next().unwrap_or_default();
-    let host = if let Some(h) = host.strip_prefix('[') { h.split(']').next().unwrap_or_default() } else { host.split(':').next().unwrap_or_default() };
+    let host = if let Some(h) = host.strip_prefix('[') {
+        h.split(']').next().unwrap_or_default()
+    } else {
+        host.split(':').next().unwrap_or_default()
+    };
     host.eq_ignore_ascii_case("localhost") || host.starts_with("127.") || host == "::1"
 }
 
 fn is_http(url: &str) -> bool {
-    url.trim().get(..7).is_some_and(|p| p.eq_ignore_ascii_case("http://"))
+    url.trim()
+        .get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("http://"))
 }
 
 fn is_https(url: &str) -> bool {
-    url.trim().get(..8).is_some_and(|p| p.eq_ignore_ascii_case("https://"))
+    url.trim()
+        .get(..8)
+        .is_some_and(|p| p.eq_ignore_ascii_case("https://"))
 }
 
 /// `a.b[0].c` for messages.
@@ -472,13 +588,23 @@ struct Hit {
 /// Walk helm values (or an object's spec when `keys_only`): insecure keys at any depth, env-style
 /// `{name, value}` entries, and insecure flags in string lists or `-`-prefixed strings.
 /// `skip` excludes paths another rule reports.
-fn scan_values(v: &Value, path: &mut Vec<String>, keys_only: bool, skip: &dyn Fn(&[String]) -> bool, hits: &mut Vec<Hit>) {
+fn scan_values(
+    v: &Value,
+    path: &mut Vec<String>,
+    keys_only: bool,
+    skip: &dyn Fn(&[String]) -> bool,
+    hits: &mut Vec<Hit>,
+) {
     match v {
         Value::Object(m) => {
             if !keys_only {
                 if let (Some(Value::String(name)), Some(val)) = (m.get("name"), m.get("value")) {
                     if let Some(effect) = insecure_setting(name, val) {
-                        hits.push(Hit { path: show_path(path), shown: format!("{}: {name}={}", show_path(path), short(val)), effect });
+                        hits.push(Hit {
+                            path: show_path(path),
+                            shown: format!("{}: {name}={}", show_path(path), short(val)),
+                            effect,
+                        });
                     }
                 }
             }
@@ -486,12 +612,24 @@ fn scan_values(v: &Value, path: &mut Vec<String>, keys_only: bool, skip: &dyn Fn
                 path.push(k.clone());
                 if !skip(path) {
                     let scalar = !child.is_object() && !child.is_array();
-                    let tls_off = !keys_only && path.len() == 2 && norm(&path[0]) == "tls" && norm(k) == "enabled" && falsy(child);
+                    let tls_off = !keys_only
+                        && path.len() == 2
+                        && norm(&path[0]) == "tls"
+                        && norm(k) == "enabled"
+                        && falsy(child);
                     if scalar {
                         if let Some(effect) = insecure_setting(k, child) {
-                            hits.push(Hit { path: show_path(path), shown: format!("{}: {}", show_path(path), short(child)), effect });
+                            hits.push(Hit {
+                                path: show_path(path),
+                                shown: format!("{}: {}", show_path(path), short(child)),
+                                effect,
+                            });
                         } else if tls_off {
-                            hits.push(Hit { path: show_path(path), shown: format!("tls.enabled: {}", short(child)), effect: "turns TLS off" });
+                            hits.push(Hit {
+                                path: show_path(path),
+                                shown: format!("tls.enabled: {}", short(child)),
+                                effect: "turns TLS off",
+                            });
                         }
                     }
                     if let (false, Value::String(s)) = (keys_only, child) {
@@ -499,7 +637,11 @@ fn scan_values(v: &Value, path: &mut Vec<String>, keys_only: bool, skip: &dyn Fn
                             let mut words = Vec::new();
                             push_words(s, &mut words);
                             for (shown, effect) in insecure_flags(&words) {
-                                hits.push(Hit { path: show_path(path), shown: format!("{}: {shown}", show_path(path)), effect });
+                                hits.push(Hit {
+                                    path: show_path(path),
+                                    shown: format!("{}: {shown}", show_path(path)),
+                                    effect,
+                                });
                             }
                         }
                     }
@@ -510,13 +652,21 @@ fn scan_values(v: &Value, path: &mut Vec<String>, keys_only: bool, skip: &dyn Fn
         }
         Value::Array(items) => {
             if !keys_only {
-                let words: Vec<String> = items.iter().filter(|i| i.is_string()).map(scalar_text).collect();
+                let words: Vec<String> = items
+                    .iter()
+                    .filter(|i| i.is_string())
+                    .map(scalar_text)
+                    .collect();
                 let mut tokens = Vec::new();
                 for w in &words {
                     push_words(w, &mut tokens);
                 }
                 for (shown, effect) in insecure_flags(&tokens) {
-                    hits.push(Hit { path: show_path(path), shown: format!("{}: {shown}", show_path(path)), effect });
+                    hits.push(Hit {
+                        path: show_path(path),
+                        shown: format!("{}: {shown}", show_path(path)),
+                        effect,
+                    });
                 }
             }
             for (i, item) in items.iter().enumerate() {
@@ -535,7 +685,12 @@ fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for obj in rendered(ctx.graph) {
         for (list, c) in obj.containers() {
-            let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
+            let who = format!(
+                "{}: {} `{}`",
+                obj.display(),
+                list_word(list),
+                container_name(c)
+            );
             for (shown, effect) in insecure_flags(&cmdline(c)) {
                 let needle = shown.split(['=', ' ']).next().unwrap_or(&shown).to_string();
                 out.push(
@@ -543,7 +698,13 @@ fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                         .with_help(format!("remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify")),
                 );
             }
-            for EnvVar { name, value, from, needle } in env_of(ctx.graph, obj, c) {
+            for EnvVar {
+                name,
+                value,
+                from,
+                needle,
+            } in env_of(ctx.graph, obj, c)
+            {
                 if let Some(effect) = insecure_setting(&name, &value) {
                     let via = from.map(|f| format!(" (from {f})")).unwrap_or_default();
                     out.push(
@@ -553,17 +714,34 @@ fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                 }
             }
         }
-        if matches!(obj.kind.as_str(), "ConfigMap" | "Secret" | "CustomResourceDefinition") {
+        if matches!(
+            obj.kind.as_str(),
+            "ConfigMap" | "Secret" | "CustomResourceDefinition"
+        ) {
             continue;
         }
         if let Some(spec) = obj.at("/spec") {
             let mut hits = Vec::new();
-            scan_values(spec, &mut vec!["spec".to_string()], true, &|_| false, &mut hits);
+            scan_values(
+                spec,
+                &mut vec!["spec".to_string()],
+                true,
+                &|_| false,
+                &mut hits,
+            );
             for h in hits {
                 let key = h.path.rsplit('.').next().unwrap_or(&h.path).to_string();
                 out.push(
-                    object_at(INSECURE_FLAG, obj, &key, format!("{}: `{}` {}", obj.display(), h.shown, h.effect))
-                        .with_help(format!("set `{}` to false and configure a CA bundle instead", h.path)),
+                    object_at(
+                        INSECURE_FLAG,
+                        obj,
+                        &key,
+                        format!("{}: `{}` {}", obj.display(), h.shown, h.effect),
+                    )
+                    .with_help(format!(
+                        "set `{}` to false and configure a CA bundle instead",
+                        h.path
+                    )),
                 );
             }
         }
@@ -603,17 +781,31 @@ fn release_value_hits(r: &Release) -> Vec<Hit> {
         let last = name.rsplit('.').next().unwrap_or(name);
         let last = last.split('[').next().unwrap_or(last);
         if let Some(effect) = insecure_setting(last, value) {
-            hits.push(Hit { path: format!("set {name}"), shown: format!("set {name}={}", short(value)), effect });
+            hits.push(Hit {
+                path: format!("set {name}"),
+                shown: format!("set {name}={}", short(value)),
+                effect,
+            });
         }
         match value {
             Value::String(s) if s.trim_start().starts_with('-') => {
                 let mut words = Vec::new();
                 push_words(s, &mut words);
                 for (shown, effect) in insecure_flags(&words) {
-                    hits.push(Hit { path: format!("set {name}"), shown: format!("set {name}={shown}"), effect });
+                    hits.push(Hit {
+                        path: format!("set {name}"),
+                        shown: format!("set {name}={shown}"),
+                        effect,
+                    });
                 }
             }
-            Value::Object(_) | Value::Array(_) => scan_values(value, &mut vec![format!("set {name}")], false, &skip, &mut hits),
+            Value::Object(_) | Value::Array(_) => scan_values(
+                value,
+                &mut vec![format!("set {name}")],
+                false,
+                &skip,
+                &mut hits,
+            ),
             _ => {}
         }
     }
@@ -633,7 +825,10 @@ fn is_openbao(r: &Release) -> bool {
         ChartRef::Local { .. } => return false,
     };
     let chart = chart.split(':').next().unwrap_or(chart);
-    let chart = chart.strip_suffix(".tgz").map(|c| c.rsplit_once('-').map(|(n, _)| n).unwrap_or(c)).unwrap_or(chart);
+    let chart = chart
+        .strip_suffix(".tgz")
+        .map(|c| c.rsplit_once('-').map(|(n, _)| n).unwrap_or(c))
+        .unwrap_or(chart);
     chart == "openbao" || chart == "vault"
 }
 
@@ -641,7 +836,8 @@ fn is_openbao(r: &Release) -> bool {
 fn is_vault_addr_env(name: &str) -> bool {
     let up = name.to_ascii_uppercase();
     let words: Vec<&str> = up.split('_').collect();
-    words.iter().any(|w| *w == "VAULT" || *w == "BAO") && matches!(words.last(), Some(&"ADDR") | Some(&"ADDRESS"))
+    words.iter().any(|w| *w == "VAULT" || *w == "BAO")
+        && matches!(words.last(), Some(&"ADDR") | Some(&"ADDRESS"))
 }
 
 fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
@@ -662,7 +858,12 @@ fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
             _ => {}
         }
         for (list, c) in obj.containers() {
-            let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
+            let who = format!(
+                "{}: {} `{}`",
+                obj.display(),
+                list_word(list),
+                container_name(c)
+            );
             for f in flag_uses(&cmdline(c)) {
                 if f.name == "grpcpylondialaddr" {
                     let v = f.value().unwrap_or_default();
@@ -671,7 +872,13 @@ fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                     }
                 }
             }
-            for EnvVar { name, value, from, needle } in env_of(ctx.graph, obj, c) {
+            for EnvVar {
+                name,
+                value,
+                from,
+                needle,
+            } in env_of(ctx.graph, obj, c)
+            {
                 let text = scalar_text(&value);
                 let via = from.map(|f| format!(" (from {f})")).unwrap_or_default();
                 if is_vault_addr_env(&name) && is_http(&text) && !is_loopback_url(&text) {
@@ -699,7 +906,11 @@ fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
 }
 
 fn dial_addr_finding(obj: &Object, needle: &str, who: &str, value: &str) -> Finding {
-    let shown = if value.is_empty() { "(empty)".to_string() } else { format!("`{value}`") };
+    let shown = if value.is_empty() {
+        "(empty)".to_string()
+    } else {
+        format!("`{value}`")
+    };
     object_at(PLAINTEXT_ENDPOINT, obj, needle, format!("{who}: the workers' gRPC dial address {needle} is {shown}, not https://: workers would register over plaintext gRPC"))
         .with_help("set it to https://<grpc dial host>:<port>, where a listener with a certificate covering that host terminates TLS")
 }
@@ -708,7 +919,9 @@ fn dial_addr_finding(obj: &Object, needle: &str, who: &str, value: &str) -> Find
 /// gRPC dial address is not https.
 fn configmap_plaintext(obj: &Object) -> Vec<Finding> {
     let mut out = Vec::new();
-    let Some(data) = obj.at("/data").and_then(Value::as_object) else { return out };
+    let Some(data) = obj.at("/data").and_then(Value::as_object) else {
+        return out;
+    };
     for (key, v) in data {
         let Some(text) = v.as_str() else { continue };
         if disables_tls(text) {
@@ -718,8 +931,13 @@ fn configmap_plaintext(obj: &Object) -> Vec<Finding> {
             );
         }
         if key == "profile.yaml" {
-            let Ok(profile) = crate::yaml::value(text) else { continue };
-            let addr = profile.as_object().and_then(|m| m.iter().find(|(k, _)| matches!(norm(k).as_str(), "grpcdialaddress" | "grpcdialaddr")));
+            let Ok(profile) = crate::yaml::value(text) else {
+                continue;
+            };
+            let addr = profile.as_object().and_then(|m| {
+                m.iter()
+                    .find(|(k, _)| matches!(norm(k).as_str(), "grpcdialaddress" | "grpcdialaddr"))
+            });
             if let Some((k, a)) = addr {
                 let a = scalar_text(a);
                 if !is_https(&a) {
@@ -736,13 +954,23 @@ fn configmap_plaintext(obj: &Object) -> Vec<Finding> {
 
 /// A Service port that carries the router's worker gRPC (plaintext in the binary).
 fn grpc_port(p: &Value) -> bool {
-    let name = p.get("name").and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
-    let app = p.get("appProtocol").and_then(Value::as_str).unwrap_or_default().to_ascii_lowercase();
+    let name = p
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    let app = p
+        .get("appProtocol")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_ascii_lowercase();
     let num = |k: &str| p.get(k).and_then(Value::as_u64);
     num("port") == Some(50071)
         || num("targetPort") == Some(50071)
         || name.contains("grpc")
-        || p.get("targetPort").and_then(Value::as_str).is_some_and(|t| t.to_ascii_lowercase().contains("grpc"))
+        || p.get("targetPort")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.to_ascii_lowercase().contains("grpc"))
         || app.contains("grpc")
         || app.contains("h2c")
 }
@@ -754,11 +982,26 @@ fn tcp_route_grpc(g: &Graph, route: &Object) -> Vec<Finding> {
     if attaches_only_to_tls_listeners(g, route) {
         return out;
     }
-    for rule in route.at("/spec/rules").and_then(Value::as_array).into_iter().flatten() {
-        for b in rule.get("backendRefs").and_then(Value::as_array).into_iter().flatten() {
+    for rule in route
+        .at("/spec/rules")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        for b in rule
+            .get("backendRefs")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let kind = b.get("kind").and_then(Value::as_str).unwrap_or("Service");
             let group = b.get("group").and_then(Value::as_str).unwrap_or("");
-            let (Some(name), Some(port)) = (b.get("name").and_then(Value::as_str), b.get("port").and_then(Value::as_u64)) else { continue };
+            let (Some(name), Some(port)) = (
+                b.get("name").and_then(Value::as_str),
+                b.get("port").and_then(Value::as_u64),
+            ) else {
+                continue;
+            };
             if kind != "Service" || !group.is_empty() {
                 continue;
             }
@@ -767,7 +1010,10 @@ fn tcp_route_grpc(g: &Graph, route: &Object) -> Vec<Finding> {
                 .get("", "Service", bns, name)
                 .and_then(|s| s.at("/spec/ports"))
                 .and_then(Value::as_array)
-                .and_then(|ps| ps.iter().find(|p| p.get("port").and_then(Value::as_u64) == Some(port)));
+                .and_then(|ps| {
+                    ps.iter()
+                        .find(|p| p.get("port").and_then(Value::as_u64) == Some(port))
+                });
             let grpc = match svc_port {
                 Some(p) => grpc_port(p),
                 None => port == 50071,
@@ -786,19 +1032,42 @@ fn tcp_route_grpc(g: &Graph, route: &Object) -> Vec<Finding> {
 /// Whether every listener a route's parentRefs select is a TLS listener that terminates TLS.
 fn attaches_only_to_tls_listeners(g: &Graph, route: &Object) -> bool {
     let mut protocols = Vec::new();
-    for p in route.at("/spec/parentRefs").and_then(Value::as_array).into_iter().flatten() {
+    for p in route
+        .at("/spec/parentRefs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let kind = p.get("kind").and_then(Value::as_str).unwrap_or("Gateway");
-        let Some(name) = p.get("name").and_then(Value::as_str) else { return false };
+        let Some(name) = p.get("name").and_then(Value::as_str) else {
+            return false;
+        };
         if kind != "Gateway" {
             return false;
         }
-        let ns = p.get("namespace").and_then(Value::as_str).or(route.namespace.as_deref());
-        let Some(gw) = g.get("gateway.networking.k8s.io", "Gateway", ns, name) else { return false };
+        let ns = p
+            .get("namespace")
+            .and_then(Value::as_str)
+            .or(route.namespace.as_deref());
+        let Some(gw) = g.get("gateway.networking.k8s.io", "Gateway", ns, name) else {
+            return false;
+        };
         let section = p.get("sectionName").and_then(Value::as_str);
-        for l in gw.at("/spec/listeners").and_then(Value::as_array).into_iter().flatten() {
+        for l in gw
+            .at("/spec/listeners")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if section.is_none() || l.get("name").and_then(Value::as_str) == section {
-                let proto = l.get("protocol").and_then(Value::as_str).unwrap_or_default();
-                let mode = l.pointer("/tls/mode").and_then(Value::as_str).unwrap_or("Terminate");
+                let proto = l
+                    .get("protocol")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let mode = l
+                    .pointer("/tls/mode")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Terminate");
                 protocols.push(proto == "TLS" && mode == "Terminate");
             }
         }
@@ -812,7 +1081,11 @@ fn exposed_grpc_service(svc: &Object) -> Vec<Finding> {
     if ty != "LoadBalancer" && ty != "NodePort" {
         return Vec::new();
     }
-    let ports = svc.at("/spec/ports").and_then(Value::as_array).into_iter().flatten();
+    let ports = svc
+        .at("/spec/ports")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
     ports
         .filter(|p| p.get("port").and_then(Value::as_u64) == Some(50071) || p.get("targetPort").and_then(Value::as_u64) == Some(50071))
         .map(|p| {
@@ -827,23 +1100,35 @@ fn exposed_grpc_service(svc: &Object) -> Vec<Finding> {
 /// defaults disable TLS, so TLS must be visibly switched on in the values.
 fn openbao_values(ctx: &Ctx, r: &Release) -> Vec<Finding> {
     let id = r.id();
-    let rendered = ctx.status.iter().any(|s| s.id() == id && s.rendered) || ctx.graph.objects.iter().any(|o| o.prov.release.as_deref() == Some(id.as_str()));
+    let rendered = ctx.status.iter().any(|s| s.id() == id && s.rendered)
+        || ctx
+            .graph
+            .objects
+            .iter()
+            .any(|o| o.prov.release.as_deref() == Some(id.as_str()));
     if rendered || r.values.is_null() {
         return Vec::new();
     }
     let set = |name: &str| r.set.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v);
-    let get = |name: &str| set(name).or_else(|| r.values.pointer(&format!("/{}", name.replace('.', "/"))));
+    let get = |name: &str| {
+        set(name).or_else(|| r.values.pointer(&format!("/{}", name.replace('.', "/"))))
+    };
     if get("server.enabled").is_some_and(falsy) {
         return Vec::new();
     }
     let mut problems = Vec::new();
     match get("global.tlsDisable") {
         Some(v) if falsy(v) => {}
-        Some(v) => problems.push(format!("`global.tlsDisable: {}` serves the API over plain HTTP", short(v))),
-        None => problems.push("`global.tlsDisable` is not set and the chart defaults it to true".to_string()),
+        Some(v) => problems.push(format!(
+            "`global.tlsDisable: {}` serves the API over plain HTTP",
+            short(v)
+        )),
+        None => problems
+            .push("`global.tlsDisable` is not set and the chart defaults it to true".to_string()),
     }
     if get("server.dev.enabled").is_some_and(truthy) {
-        problems.push("`server.dev.enabled: true` runs a plaintext in-memory dev server".to_string());
+        problems
+            .push("`server.dev.enabled: true` runs a plaintext in-memory dev server".to_string());
     }
     let config_key = if get("server.ha.enabled").is_some_and(truthy) {
         if get("server.ha.raft.enabled").is_some_and(truthy) {
@@ -855,9 +1140,15 @@ fn openbao_values(ctx: &Ctx, r: &Release) -> Vec<Finding> {
         "server.standalone.config"
     };
     match get(config_key) {
-        None | Some(Value::Null) => problems.push(format!("`{config_key}` is not set, and the chart's default listener has tls_disable = 1")),
-        Some(Value::String(s)) if disables_tls(s) => problems.push(format!("`{config_key}` sets tls_disable on the listener")),
-        Some(v @ Value::Object(_)) if disables_tls(&v.to_string()) => problems.push(format!("`{config_key}` sets tls_disable on the listener")),
+        None | Some(Value::Null) => problems.push(format!(
+            "`{config_key}` is not set, and the chart's default listener has tls_disable = 1"
+        )),
+        Some(Value::String(s)) if disables_tls(s) => {
+            problems.push(format!("`{config_key}` sets tls_disable on the listener"))
+        }
+        Some(v @ Value::Object(_)) if disables_tls(&v.to_string()) => {
+            problems.push(format!("`{config_key}` sets tls_disable on the listener"))
+        }
         _ => {}
     }
     problems
@@ -868,7 +1159,6 @@ fn openbao_values(ctx: &Ctx, r: &Release) -> Vec<Finding> {
         })
         .collect()
 }
-
 
 #[cfg(test)]
 mod tests {
@@ -898,44 +1188,103 @@ mod tests {
 
     #[test]
     fn flag_spellings() {
-        let on = |args: &[&str]| insecure_flags(&words(args)).into_iter().map(|(s, _)| s).collect::<Vec<_>>();
+        let on = |args: &[&str]| {
+            insecure_flags(&words(args))
+                .into_iter()
+                .map(|(s, _)| s)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(on(&["--quic-insecure"]), ["--quic-insecure"]);
         assert_eq!(on(&["--quic-insecure=true"]), ["--quic-insecure=true"]);
         assert_eq!(on(&["--quic-insecure=TRUE"]), ["--quic-insecure=TRUE"]);
         assert_eq!(on(&["--quic-insecure", "true"]), ["--quic-insecure true"]);
-        assert_eq!(on(&["--quic-insecure", "false"]), ["--quic-insecure false"], "a separate false is a positional argument");
+        assert_eq!(
+            on(&["--quic-insecure", "false"]),
+            ["--quic-insecure false"],
+            "a separate false is a positional argument"
+        );
         assert_eq!(on(&["-insecure"]), ["-insecure"]);
         assert_eq!(on(&["--tls-verify=false"]), ["--tls-verify=false"]);
-        assert!(on(&["--quic-insecure=false", "--insecure-skip-tls-verify=0", "--insecure-port=0", "--tls-verify=true", "--", "-", "-5"]).is_empty());
+        assert!(on(&[
+            "--quic-insecure=false",
+            "--insecure-skip-tls-verify=0",
+            "--insecure-port=0",
+            "--tls-verify=true",
+            "--",
+            "-",
+            "-5"
+        ])
+        .is_empty());
         let mut shell = Vec::new();
-        push_words("exec router --enable-dev-peer-forwarding; sleep 1", &mut shell);
-        assert_eq!(on(&shell.iter().map(String::as_str).collect::<Vec<_>>()), ["--enable-dev-peer-forwarding"]);
+        push_words(
+            "exec router --enable-dev-peer-forwarding; sleep 1",
+            &mut shell,
+        );
+        assert_eq!(
+            on(&shell.iter().map(String::as_str).collect::<Vec<_>>()),
+            ["--enable-dev-peer-forwarding"]
+        );
     }
 
     #[test]
     fn truthiness_and_config_text() {
-        for t in [json!(true), json!(1), json!("True"), json!("1"), json!("yes"), json!("ON")] {
+        for t in [
+            json!(true),
+            json!(1),
+            json!("True"),
+            json!("1"),
+            json!("yes"),
+            json!("ON"),
+        ] {
             assert!(truthy(&t), "{t}");
         }
-        for f in [json!(false), json!(0), json!("false"), json!("0"), json!("no"), json!("off"), json!(null), json!("maybe"), json!(2)] {
+        for f in [
+            json!(false),
+            json!(0),
+            json!("false"),
+            json!("0"),
+            json!("no"),
+            json!("off"),
+            json!(null),
+            json!("maybe"),
+            json!(2),
+        ] {
             assert!(!truthy(&f), "{f}");
         }
         assert!(disables_tls("listener \"tcp\" {\n  tls_disable = 1\n}"));
         assert!(disables_tls("listener \"tcp\" { tls_disable = \"true\" }"));
-        assert!(disables_tls("{\"listener\":[{\"tcp\":{\"tls_disable\":\"1\"}}]}"));
+        assert!(disables_tls(
+            "{\"listener\":[{\"tcp\":{\"tls_disable\":\"1\"}}]}"
+        ));
         assert!(!disables_tls("listener \"tcp\" {\n  # tls_disable = 1\n  tls_disable = false\n  tls_disable_client_certs = true\n}"));
         assert!(!disables_tls("x_tls_disable = 1"));
-        assert!(is_loopback_url("http://127.0.0.1:8200") && is_loopback_url("http://[::1]:8200") && is_loopback_url("http://localhost"));
+        assert!(
+            is_loopback_url("http://127.0.0.1:8200")
+                && is_loopback_url("http://[::1]:8200")
+                && is_loopback_url("http://localhost")
+        );
         assert!(!is_loopback_url("http://openbao.openbao.svc:8200"));
     }
 
     fn run(rule_id: &str, st: &crate::stack::EnvState, status: &[ReleaseStatus]) -> Vec<Finding> {
-        run_state(rule(rule_id), st, &Stack::default(), &Policy::default(), status)
+        run_state(
+            rule(rule_id),
+            st,
+            &Stack::default(),
+            &Policy::default(),
+            status,
+        )
     }
 
     #[test]
     fn insecure_state_values() {
-        let mut router = rel("helmfile.yaml", 40, "nvcf", "request-router", local("charts/request-router"));
+        let mut router = rel(
+            "helmfile.yaml",
+            40,
+            "nvcf",
+            "request-router",
+            local("charts/request-router"),
+        );
         router.values = json!({
             "quicInsecure": true,
             "allowInsecureRemoteWatchHttp": "true",
@@ -948,20 +1297,48 @@ mod tests {
             "metrics": {"tls": {"enabled": false}},
             "docs": "the flag --quic-insecure is refused",
         });
-        router.set = vec![("workerProfile.insecureSkipVerify".into(), json!("true")), ("router.quicInsecure".into(), json!(false))];
-        let mut inline_only = rel("pki/helmfile.yaml", 7, "nvcf", "nvcf-pki", local("charts/nvcf-pki"));
-        inline_only.declared_values = vec![json!("values/nvcf-pki.yaml"), json!({"workerProfile": {"insecureSkipVerify": true}})];
+        router.set = vec![
+            ("workerProfile.insecureSkipVerify".into(), json!("true")),
+            ("router.quicInsecure".into(), json!(false)),
+        ];
+        let mut inline_only = rel(
+            "pki/helmfile.yaml",
+            7,
+            "nvcf",
+            "nvcf-pki",
+            local("charts/nvcf-pki"),
+        );
+        inline_only.declared_values = vec![
+            json!("values/nvcf-pki.yaml"),
+            json!({"workerProfile": {"insecureSkipVerify": true}}),
+        ];
         let st = state(vec![router, inline_only], vec![]);
         let f = run(INSECURE_FLAG, &st, &[]);
         let shown: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
         assert_eq!(f.len(), 8, "{shown:#?}");
-        assert!(f.iter().all(|f| f.rule == INSECURE_FLAG && f.object.is_none()));
-        assert_eq!(f[7].source.as_ref().map(|s| (s.file.as_str(), s.line)), Some(("pki/helmfile.yaml", Some(7))));
+        assert!(f
+            .iter()
+            .all(|f| f.rule == INSECURE_FLAG && f.object.is_none()));
+        assert_eq!(
+            f[7].source.as_ref().map(|s| (s.file.as_str(), s.line)),
+            Some(("pki/helmfile.yaml", Some(7)))
+        );
         insta::assert_json_snapshot!(f);
     }
 
     fn openbao(values: serde_json::Value) -> crate::stack::Release {
-        let mut r = rel("helmfile.yaml", 25, "openbao", "openbao", repo("openbao", "openbao", "https://openbao.github.io/openbao-helm", false));
+        let mut r = rel(
+            "helmfile.yaml",
+            25,
+            "openbao",
+            "openbao",
+            repo(
+                "openbao",
+                "openbao",
+                "https://openbao.github.io/openbao-helm",
+                false,
+            ),
+        );
         r.version = Some("0.23.2".into());
         r.values = values;
         r
@@ -972,7 +1349,16 @@ mod tests {
     #[test]
     fn openbao_values_when_not_rendered() {
         // Chart defaults: tlsDisable unset and no config → two findings.
-        let f = run(PLAINTEXT_ENDPOINT, &state(vec![openbao(json!({"server": {"standalone": {"enabled": true}}}))], vec![]), &[]);
+        let f = run(
+            PLAINTEXT_ENDPOINT,
+            &state(
+                vec![openbao(
+                    json!({"server": {"standalone": {"enabled": true}}}),
+                )],
+                vec![],
+            ),
+            &[],
+        );
         assert_eq!(f.len(), 2, "{f:#?}");
         // Explicitly insecure: tlsDisable true, dev mode, ha raft config with tls_disable.
         let bad = openbao(json!({
@@ -985,19 +1371,51 @@ mod tests {
         // insecure-flag leaves the OpenBao chart's global.tlsDisable to plaintext-endpoint.
         assert!(run(INSECURE_FLAG, &state(vec![bad], vec![]), &[]).is_empty());
         // TLS on: silent; also via `set:`.
-        let good = openbao(json!({"global": {"tlsDisable": false}, "server": {"standalone": {"config": TLS_CONFIG}}}));
+        let good = openbao(
+            json!({"global": {"tlsDisable": false}, "server": {"standalone": {"config": TLS_CONFIG}}}),
+        );
         assert!(run(PLAINTEXT_ENDPOINT, &state(vec![good], vec![]), &[]).is_empty());
         let mut via_set = openbao(json!({"server": {"standalone": {"config": TLS_CONFIG}}}));
         via_set.set = vec![("global.tlsDisable".into(), json!("false"))];
         assert!(run(PLAINTEXT_ENDPOINT, &state(vec![via_set], vec![]), &[]).is_empty());
         // Rendered (its ConfigMap is checked instead), values unknown, or server disabled: silent.
         let defaults = openbao(json!({}));
-        let rendered = ReleaseStatus { name: "openbao".into(), namespace: "openbao".into(), chart: "openbao/openbao".into(), version: None, rendered: true, reason: None, objects: 9, mirror: None };
-        assert!(run(PLAINTEXT_ENDPOINT, &state(vec![defaults], vec![]), &[rendered]).is_empty());
-        assert!(run(PLAINTEXT_ENDPOINT, &state(vec![openbao(serde_json::Value::Null)], vec![]), &[]).is_empty());
-        assert!(run(PLAINTEXT_ENDPOINT, &state(vec![openbao(json!({"server": {"enabled": false}}))], vec![]), &[]).is_empty());
+        let rendered = ReleaseStatus {
+            name: "openbao".into(),
+            namespace: "openbao".into(),
+            chart: "openbao/openbao".into(),
+            version: None,
+            rendered: true,
+            reason: None,
+            objects: 9,
+            mirror: None,
+        };
+        assert!(run(
+            PLAINTEXT_ENDPOINT,
+            &state(vec![defaults], vec![]),
+            &[rendered]
+        )
+        .is_empty());
+        assert!(run(
+            PLAINTEXT_ENDPOINT,
+            &state(vec![openbao(serde_json::Value::Null)], vec![]),
+            &[]
+        )
+        .is_empty());
+        assert!(run(
+            PLAINTEXT_ENDPOINT,
+            &state(vec![openbao(json!({"server": {"enabled": false}}))], vec![]),
+            &[]
+        )
+        .is_empty());
         // A local chart named openbao-issuer is not the upstream server chart.
-        let mut issuer = rel("helmfile.yaml", 18, "openbao", "openbao-issuer", local("charts/openbao-issuer"));
+        let mut issuer = rel(
+            "helmfile.yaml",
+            18,
+            "openbao",
+            "openbao-issuer",
+            local("charts/openbao-issuer"),
+        );
         issuer.values = json!({});
         assert!(run(PLAINTEXT_ENDPOINT, &state(vec![issuer], vec![]), &[]).is_empty());
     }
@@ -1015,25 +1433,39 @@ mod tests {
     #[test]
     fn state_pass_reports_values_and_object_pass_reports_containers() {
         let g = crate::testutil::graph("default", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - {name: a, image: 'x:1.0.0', args: [--quic-insecure]}\n");
-        let mut router = rel("helmfile.yaml", 40, "nvcf", "request-router", local("charts/request-router"));
+        let mut router = rel(
+            "helmfile.yaml",
+            40,
+            "nvcf",
+            "request-router",
+            local("charts/request-router"),
+        );
         router.values = json!({"quicInsecure": true});
         let st = state(vec![router], vec![]);
         let (stack, policy) = (Stack::default(), Policy::default());
         let c = ctx(&g, &policy, &stack, &st, &[]);
-        let mine = |f: Vec<Finding>| f.into_iter().filter(|f| f.rule == INSECURE_FLAG).collect::<Vec<_>>();
+        let mine = |f: Vec<Finding>| {
+            f.into_iter()
+                .filter(|f| f.rule == INSECURE_FLAG)
+                .collect::<Vec<_>>()
+        };
         let state_pass = mine(crate::rules::run(&c, Scope::State));
         assert_eq!(state_pass.len(), 1, "{state_pass:#?}");
         assert!(state_pass[0].object.is_none() && state_pass[0].message.contains("quicInsecure"));
         let object_pass = mine(crate::rules::run(&c, Scope::Objects));
         assert_eq!(object_pass.len(), 1, "{object_pass:#?}");
-        assert!(object_pass[0].object.is_some() && object_pass[0].message.contains("--quic-insecure"));
+        assert!(
+            object_pass[0].object.is_some() && object_pass[0].message.contains("--quic-insecure")
+        );
     }
 
     #[test]
     fn externals_are_not_checked() {
         let mut g = Graph::new("default", Vec::new());
-        let mut policy = Policy::default();
-        policy.externals = crate::yaml::from_str("- {apiVersion: cert-manager.io/v1, kind: ClusterIssuer, name: legacy, spec: {vault: {server: 'http://vault.example.com'}}}").unwrap();
+        let policy = Policy {
+            externals: crate::yaml::from_str("- {apiVersion: cert-manager.io/v1, kind: ClusterIssuer, name: legacy, spec: {vault: {server: 'http://vault.example.com'}}}").unwrap(),
+            ..Policy::default()
+        };
         policy.add_externals(&mut g);
         assert_eq!(g.len(), 1);
         assert!((rule(PLAINTEXT_ENDPOINT).check)(&crate::testutil::ctx(&g, &policy)).is_empty());

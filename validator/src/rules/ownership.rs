@@ -40,7 +40,8 @@ pub static RULES: &[Rule] = &[
         id: TLS_SECRET_ONE_OWNER,
         family: "ownership",
         severity: Severity::Error,
-        summary: "a TLS Secret has two writers (Certificates, a rendered Secret, a pre-created Secret)",
+        summary:
+            "a TLS Secret has two writers (Certificates, a rendered Secret, a pre-created Secret)",
         explain: TLS_SECRET_ONE_OWNER_DOC,
         scope: Scope::Objects,
         check: tls_secret_one_owner,
@@ -172,7 +173,9 @@ fn at(r: &Release) -> String {
 }
 
 fn release_one_owner(ctx: &Ctx) -> Vec<Finding> {
-    let Some(state) = ctx.state else { return Vec::new() };
+    let Some(state) = ctx.state else {
+        return Vec::new();
+    };
     let mut first: BTreeMap<String, &Release> = BTreeMap::new();
     let mut out = Vec::new();
     for r in &state.releases {
@@ -196,7 +199,11 @@ fn parse_need<'a>(need: &'a str, own_namespace: &'a str) -> Result<(&'a str, &'a
         [name] => (own_namespace, *name),
         [ns, name] => (*ns, *name),
         [_ctx, ns, name] => (*ns, *name),
-        _ => return Err(format!("`{need}` is not `name`, `namespace/name` or `kubecontext/namespace/name`")),
+        _ => {
+            return Err(format!(
+                "`{need}` is not `name`, `namespace/name` or `kubecontext/namespace/name`"
+            ))
+        }
     };
     if name.trim().is_empty() {
         return Err(format!("`{need}` names no release"));
@@ -205,25 +212,39 @@ fn parse_need<'a>(need: &'a str, own_namespace: &'a str) -> Result<(&'a str, &'a
 }
 
 fn needs_resolvable(ctx: &Ctx) -> Vec<Finding> {
-    let Some(state) = ctx.state else { return Vec::new() };
+    let Some(state) = ctx.state else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for r in &state.releases {
         for need in &r.needs {
             let problem = match parse_need(need, &r.namespace) {
                 Err(e) => Some((e, None)),
                 Ok((ns, name)) => {
-                    let same_file = state.releases.iter().any(|o| o.file == r.file && o.namespace == ns && o.name == name);
+                    let same_file = state
+                        .releases
+                        .iter()
+                        .any(|o| o.file == r.file && o.namespace == ns && o.name == name);
                     if same_file {
                         None
                     } else {
-                        let elsewhere = state.releases.iter().find(|o| o.namespace == ns && o.name == name);
-                        let similar = state.releases.iter().find(|o| o.file == r.file && o.name == name);
+                        let elsewhere = state
+                            .releases
+                            .iter()
+                            .find(|o| o.namespace == ns && o.name == name);
+                        let similar = state
+                            .releases
+                            .iter()
+                            .find(|o| o.file == r.file && o.name == name);
                         let hint = match (elsewhere, similar) {
                             (Some(o), _) => Some(format!("{}/{} is declared in {}, but helmfile resolves `needs` only within one state file; move the release or the need into one state file", o.namespace, o.name, at(o))),
                             (None, Some(o)) => Some(format!("did you mean `{}`? (the release {} is in namespace {})", o.id(), o.name, o.namespace)),
                             _ => None,
                         };
-                        Some((format!("`{need}` names no release {ns}/{name} in {}", r.file), hint))
+                        Some((
+                            format!("`{need}` names no release {ns}/{name} in {}", r.file),
+                            hint,
+                        ))
                     }
                 }
             };
@@ -259,13 +280,29 @@ fn object_one_owner(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for (key, objs) in ctx.graph.duplicates() {
         let objs: Vec<&Object> = objs.into_iter().filter(|o| !o.prov.external).collect();
-        let Some((first, rest)) = objs.split_first() else { continue };
+        let Some((first, rest)) = objs.split_first() else {
+            continue;
+        };
         for o in rest {
             let same = o.prov.release.is_some() && o.prov.release == first.prov.release;
-            let who = if same { "rendered twice by the same release".to_string() } else { "rendered by two releases".to_string() };
+            let who = if same {
+                "rendered twice by the same release".to_string()
+            } else {
+                "rendered by two releases".to_string()
+            };
             out.push(
-                Finding::object(OBJECT_ONE_OWNER, o, format!("{key} is {who}: {} and {}; the last writer silently wins", writer(first), writer(o)))
-                    .with_help("render the object from one release only and let the other reference it"),
+                Finding::object(
+                    OBJECT_ONE_OWNER,
+                    o,
+                    format!(
+                        "{key} is {who}: {} and {}; the last writer silently wins",
+                        writer(first),
+                        writer(o)
+                    ),
+                )
+                .with_help(
+                    "render the object from one release only and let the other reference it",
+                ),
             );
         }
     }
@@ -309,21 +346,46 @@ fn shim_secrets(o: &Object) -> Vec<(String, String)> {
     }
     match (o.group(), o.kind.as_str()) {
         ("gateway.networking.k8s.io", "Gateway") => {
-            for l in o.at("/spec/listeners").and_then(Value::as_array).into_iter().flatten() {
-                if l.pointer("/tls/mode").and_then(Value::as_str).unwrap_or("Terminate") != "Terminate" || l.get("hostname").is_none() {
+            for l in o
+                .at("/spec/listeners")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if l.pointer("/tls/mode")
+                    .and_then(Value::as_str)
+                    .unwrap_or("Terminate")
+                    != "Terminate"
+                    || l.get("hostname").is_none()
+                {
                     continue;
                 }
-                for r in l.pointer("/tls/certificateRefs").and_then(Value::as_array).into_iter().flatten() {
-                    if str_of(r, "kind").unwrap_or("Secret") == "Secret" && str_of(r, "group").unwrap_or("").is_empty() {
+                for r in l
+                    .pointer("/tls/certificateRefs")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if str_of(r, "kind").unwrap_or("Secret") == "Secret"
+                        && str_of(r, "group").unwrap_or("").is_empty()
+                    {
                         if let Some(name) = str_of(r, "name") {
-                            out.push((str_of(r, "namespace").unwrap_or(&ns).to_string(), name.to_string()));
+                            out.push((
+                                str_of(r, "namespace").unwrap_or(&ns).to_string(),
+                                name.to_string(),
+                            ));
                         }
                     }
                 }
             }
         }
         ("networking.k8s.io", "Ingress") => {
-            for t in o.at("/spec/tls").and_then(Value::as_array).into_iter().flatten() {
+            for t in o
+                .at("/spec/tls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
                 if let Some(name) = str_of(t, "secretName") {
                     out.push((ns.clone(), name.to_string()));
                 }
@@ -347,27 +409,57 @@ fn tls_secret_one_owner(ctx: &Ctx) -> Vec<Finding> {
                 if let Some(s) = o.str_at("/spec/secretName") {
                     tls_secrets.insert((ns.clone(), s.to_string()));
                     let how = format!("Certificate {ns}/{} (spec.secretName)", o.name);
-                    writers.entry((ns, s.to_string())).or_default().push(Writer { kind: WriterKind::Certificate, obj: o, how });
+                    writers
+                        .entry((ns, s.to_string()))
+                        .or_default()
+                        .push(Writer {
+                            kind: WriterKind::Certificate,
+                            obj: o,
+                            how,
+                        });
                 }
             }
             ("", "Secret") => {
                 let tls = o.str_at("/type") == Some("kubernetes.io/tls")
-                    || ["/data/tls.crt", "/stringData/tls.crt"].iter().any(|p| o.at(p).is_some());
+                    || ["/data/tls.crt", "/stringData/tls.crt"]
+                        .iter()
+                        .any(|p| o.at(p).is_some());
                 if tls {
                     tls_secrets.insert((ns.clone(), o.name.clone()));
                 }
                 let (kind, how) = if o.prov.external {
-                    (WriterKind::PreCreated, format!("Secret {ns}/{} declared pre-created in {}", o.name, o.prov.file.as_deref().unwrap_or("the policy")))
+                    (
+                        WriterKind::PreCreated,
+                        format!(
+                            "Secret {ns}/{} declared pre-created in {}",
+                            o.name,
+                            o.prov.file.as_deref().unwrap_or("the policy")
+                        ),
+                    )
                 } else {
-                    (WriterKind::RenderedSecret, format!("Secret {ns}/{} rendered by {}", o.name, writer(o)))
+                    (
+                        WriterKind::RenderedSecret,
+                        format!("Secret {ns}/{} rendered by {}", o.name, writer(o)),
+                    )
                 };
-                writers.entry((ns, o.name.clone())).or_default().push(Writer { kind, obj: o, how });
+                writers
+                    .entry((ns, o.name.clone()))
+                    .or_default()
+                    .push(Writer { kind, obj: o, how });
             }
             _ if !o.prov.external => {
                 for (sns, s) in shim_secrets(o) {
                     tls_secrets.insert((sns.clone(), s.clone()));
-                    let how = format!("{} via cert-manager's {} shim (certificate for {sns}/{s})", o.display(), o.kind);
-                    writers.entry((sns, s)).or_default().push(Writer { kind: WriterKind::Certificate, obj: o, how });
+                    let how = format!(
+                        "{} via cert-manager's {} shim (certificate for {sns}/{s})",
+                        o.display(),
+                        o.kind
+                    );
+                    writers.entry((sns, s)).or_default().push(Writer {
+                        kind: WriterKind::Certificate,
+                        obj: o,
+                        how,
+                    });
                 }
             }
             _ => {}
@@ -382,7 +474,9 @@ fn tls_secret_one_owner(ctx: &Ctx) -> Vec<Finding> {
         let owner = &ws[0];
         for (i, w) in ws.iter().enumerate().skip(1) {
             // Two rendered Secrets of one identity are object-one-owner's finding.
-            if w.kind == WriterKind::RenderedSecret && ws[..i].iter().any(|p| p.kind == WriterKind::RenderedSecret) {
+            if w.kind == WriterKind::RenderedSecret
+                && ws[..i].iter().any(|p| p.kind == WriterKind::RenderedSecret)
+            {
                 continue;
             }
             // Two pre-created declarations are one object outside the stack.
@@ -400,11 +494,16 @@ fn tls_secret_one_owner(ctx: &Ctx) -> Vec<Finding> {
                 ),
             };
             let needle = match (w.kind, w.obj.kind.as_str()) {
-                (WriterKind::Certificate, "Certificate") | (WriterKind::Certificate, "Ingress") => "secretName:",
+                (WriterKind::Certificate, "Certificate") | (WriterKind::Certificate, "Ingress") => {
+                    "secretName:"
+                }
                 (WriterKind::Certificate, _) => "certificateRefs:",
                 _ => "kind: Secret",
             };
-            out.push(super::insecure::object_at(TLS_SECRET_ONE_OWNER, w.obj, needle, msg).with_help(help));
+            out.push(
+                super::insecure::object_at(TLS_SECRET_ONE_OWNER, w.obj, needle, msg)
+                    .with_help(help),
+            );
         }
     }
     out
@@ -424,19 +523,30 @@ pub(crate) mod testkit {
     use std::path::PathBuf;
 
     pub fn fixture_dir(family: &str) -> PathBuf {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(family)
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(family)
     }
 
     /// The object rules of `rules` over one fixture (`<stem>.yaml`), with its policy
     /// (`policy/<stem>.yaml`) when it has one.
     pub fn run_fixture(family: &str, stem: &str, rules: &[Rule]) -> Vec<Finding> {
         let dir = fixture_dir(family);
-        let text = std::fs::read_to_string(dir.join(format!("{stem}.yaml"))).expect("fixture readable");
+        let text =
+            std::fs::read_to_string(dir.join(format!("{stem}.yaml"))).expect("fixture readable");
         let pfile = dir.join("policy").join(format!("{stem}.yaml"));
-        let policy = if pfile.exists() { Policy::load(&pfile, &format!("policy/{stem}.yaml")).expect("fixture policy parses") } else { Policy::default() };
+        let policy = if pfile.exists() {
+            Policy::load(&pfile, &format!("policy/{stem}.yaml")).expect("fixture policy parses")
+        } else {
+            Policy::default()
+        };
         let g = crate::testutil::with_externals(crate::testutil::graph("fixture", &text), &policy);
         let ctx = crate::testutil::ctx(&g, &policy);
-        rules.iter().filter(|r| r.scope != Scope::State).flat_map(|r| (r.check)(&ctx)).collect()
+        rules
+            .iter()
+            .filter(|r| r.scope != Scope::State)
+            .flat_map(|r| (r.check)(&ctx))
+            .collect()
     }
 
     /// Runs every fixture of a family: `fires-<id>-*` must report `<id>`, `silent-<id>-*` must
@@ -445,7 +555,12 @@ pub(crate) mod testkit {
         let mut stems: Vec<String> = std::fs::read_dir(fixture_dir(family))
             .expect("fixture dir")
             .flatten()
-            .filter_map(|e| e.file_name().to_str().and_then(|n| n.strip_suffix(".yaml")).map(str::to_string))
+            .filter_map(|e| {
+                e.file_name()
+                    .to_str()
+                    .and_then(|n| n.strip_suffix(".yaml"))
+                    .map(str::to_string)
+            })
             .collect();
         stems.sort();
         assert!(!stems.is_empty(), "no fixtures for {family}");
@@ -461,12 +576,20 @@ pub(crate) mod testkit {
                 .map(|r| r.id)
                 .filter(|id| rest.starts_with(&format!("{id}-")))
                 .max_by_key(|id| id.len())
-                .unwrap_or_else(|| panic!("fixture {family}/{stem}.yaml names no rule of the {family} family"));
+                .unwrap_or_else(|| {
+                    panic!("fixture {family}/{stem}.yaml names no rule of the {family} family")
+                });
             let findings = run_fixture(family, &stem, rules);
             if fires {
-                assert!(findings.iter().any(|f| f.rule == id), "{family}/{stem}.yaml must fire {id}; got {findings:#?}");
+                assert!(
+                    findings.iter().any(|f| f.rule == id),
+                    "{family}/{stem}.yaml must fire {id}; got {findings:#?}"
+                );
             } else {
-                assert!(findings.is_empty(), "{family}/{stem}.yaml must stay silent; got {findings:#?}");
+                assert!(
+                    findings.is_empty(),
+                    "{family}/{stem}.yaml must stay silent; got {findings:#?}"
+                );
             }
             out.push((stem, findings));
         }
@@ -475,24 +598,48 @@ pub(crate) mod testkit {
 
     /// Every object rule of the family has a firing and a silent fixture.
     pub fn every_object_rule_has_fixtures(family: &str, rules: &[Rule]) {
-        let names: Vec<String> = std::fs::read_dir(fixture_dir(family)).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        let names: Vec<String> = std::fs::read_dir(fixture_dir(family))
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
         for r in rules.iter().filter(|r| r.scope != Scope::State) {
             for kind in ["fires", "silent"] {
-                assert!(names.iter().any(|n| n.starts_with(&format!("{kind}-{}-", r.id))), "rule {} has no {kind}-{}-*.yaml fixture", r.id, r.id);
+                assert!(
+                    names
+                        .iter()
+                        .any(|n| n.starts_with(&format!("{kind}-{}-", r.id))),
+                    "rule {} has no {kind}-{}-*.yaml fixture",
+                    r.id,
+                    r.id
+                );
             }
         }
     }
 
     pub fn local(path: &str) -> ChartRef {
-        ChartRef::Local { path: path.to_string() }
+        ChartRef::Local {
+            path: path.to_string(),
+        }
     }
 
     pub fn repo(repo: &str, chart: &str, url: &str, oci: bool) -> ChartRef {
-        ChartRef::Repo { repo: repo.into(), chart: chart.into(), url: Some(url.into()), oci }
+        ChartRef::Repo {
+            repo: repo.into(),
+            chart: chart.into(),
+            url: Some(url.into()),
+            oci,
+        }
     }
 
     /// A release declared at `file:line`.
-    pub fn rel(file: &str, line: usize, namespace: &str, name: &str, chart_ref: ChartRef) -> Release {
+    pub fn rel(
+        file: &str,
+        line: usize,
+        namespace: &str,
+        name: &str,
+        chart_ref: ChartRef,
+    ) -> Release {
         let chart = match &chart_ref {
             ChartRef::Local { path } if path.starts_with("..") => path.clone(),
             ChartRef::Local { path } => format!("./{path}"),
@@ -518,7 +665,12 @@ pub(crate) mod testkit {
     }
 
     pub fn repository(name: &str, url: &str, oci: bool) -> Repository {
-        Repository { name: name.into(), url: url.into(), oci, file: "helmfile.yaml".into() }
+        Repository {
+            name: name.into(),
+            url: url.into(),
+            oci,
+            file: "helmfile.yaml".into(),
+        }
     }
 
     pub fn state(releases: Vec<Release>, repositories: Vec<Repository>) -> EnvState {
@@ -528,11 +680,22 @@ pub(crate) mod testkit {
                 files.push(r.file.clone());
             }
         }
-        EnvState { name: "default".into(), state_files: files, releases, repositories }
+        EnvState {
+            name: "default".into(),
+            state_files: files,
+            releases,
+            repositories,
+        }
     }
 
     /// A context for state rules.
-    pub fn ctx<'a>(graph: &'a Graph, policy: &'a Policy, stack: &'a Stack, state: &'a EnvState, status: &'a [ReleaseStatus]) -> Ctx<'a> {
+    pub fn ctx<'a>(
+        graph: &'a Graph,
+        policy: &'a Policy,
+        stack: &'a Stack,
+        state: &'a EnvState,
+        status: &'a [ReleaseStatus],
+    ) -> Ctx<'a> {
         Ctx {
             environment: "default",
             stack: Some(stack),
@@ -545,7 +708,13 @@ pub(crate) mod testkit {
     }
 
     /// Run one rule over a state.
-    pub fn run_state(rule: &Rule, state: &EnvState, stack: &Stack, policy: &Policy, status: &[ReleaseStatus]) -> Vec<Finding> {
+    pub fn run_state(
+        rule: &Rule,
+        state: &EnvState,
+        stack: &Stack,
+        policy: &Policy,
+        status: &[ReleaseStatus],
+    ) -> Vec<Finding> {
         let g = Graph::new("default", Vec::new());
         (rule.check)(&ctx(&g, policy, stack, state, status))
     }
@@ -573,40 +742,105 @@ mod tests {
 
     #[test]
     fn release_declared_in_two_state_files() {
-        let mut gated = rel("pki/helmfile.yaml", 3, "nvcf", "nvcf-pki", local("charts/nvcf-pki"));
+        let mut gated = rel(
+            "pki/helmfile.yaml",
+            3,
+            "nvcf",
+            "nvcf-pki",
+            local("charts/nvcf-pki"),
+        );
         gated.installed = false; // a disabled declaration is still a second owner
         let st = state(
             vec![
-                rel("helmfile.yaml", 10, "nvcf", "nvcf-pki", local("charts/nvcf-pki")),
-                rel("helmfile.yaml", 20, "nvcf", "request-router", local("charts/request-router")),
+                rel(
+                    "helmfile.yaml",
+                    10,
+                    "nvcf",
+                    "nvcf-pki",
+                    local("charts/nvcf-pki"),
+                ),
+                rel(
+                    "helmfile.yaml",
+                    20,
+                    "nvcf",
+                    "request-router",
+                    local("charts/request-router"),
+                ),
                 gated,
                 // near miss: the same name in another namespace is another release
-                rel("pki/helmfile.yaml", 9, "nvcf-staging", "nvcf-pki", local("charts/nvcf-pki")),
+                rel(
+                    "pki/helmfile.yaml",
+                    9,
+                    "nvcf-staging",
+                    "nvcf-pki",
+                    local("charts/nvcf-pki"),
+                ),
             ],
             vec![],
         );
-        let f = run_state(rule(RELEASE_ONE_OWNER), &st, &Stack::default(), &Policy::default(), &[]);
+        let f = run_state(
+            rule(RELEASE_ONE_OWNER),
+            &st,
+            &Stack::default(),
+            &Policy::default(),
+            &[],
+        );
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].rule, "release-one-owner");
         assert_eq!(f[0].release.as_deref(), Some("nvcf/nvcf-pki"));
-        assert_eq!(f[0].source.as_ref().map(|s| (s.file.as_str(), s.line)), Some(("pki/helmfile.yaml", Some(3))));
-        assert!(f[0].message.contains("helmfile.yaml:10"), "{}", f[0].message);
+        assert_eq!(
+            f[0].source.as_ref().map(|s| (s.file.as_str(), s.line)),
+            Some(("pki/helmfile.yaml", Some(3)))
+        );
+        assert!(
+            f[0].message.contains("helmfile.yaml:10"),
+            "{}",
+            f[0].message
+        );
         insta::assert_json_snapshot!(f);
     }
 
     #[test]
     fn needs_resolve_within_one_state_file() {
-        let mut pki_off = rel("helmfile.yaml", 5, "nvcf", "nvcf-pki", local("charts/nvcf-pki"));
+        let mut pki_off = rel(
+            "helmfile.yaml",
+            5,
+            "nvcf",
+            "nvcf-pki",
+            local("charts/nvcf-pki"),
+        );
         pki_off.installed = false; // helmfile only warns about a need on a disabled release
-        let mut router = rel("helmfile.yaml", 12, "nvcf", "request-router", local("charts/request-router"));
-        router.needs = vec!["nvcf-pki".into(), "nvcf/nvcf-pki".into(), "kind-nvcf/nvcf/nvcf-pki".into()];
-        let f = run_state(rule(NEEDS_RESOLVABLE), &state(vec![pki_off, router], vec![]), &Stack::default(), &Policy::default(), &[]);
+        let mut router = rel(
+            "helmfile.yaml",
+            12,
+            "nvcf",
+            "request-router",
+            local("charts/request-router"),
+        );
+        router.needs = vec![
+            "nvcf-pki".into(),
+            "nvcf/nvcf-pki".into(),
+            "kind-nvcf/nvcf/nvcf-pki".into(),
+        ];
+        let f = run_state(
+            rule(NEEDS_RESOLVABLE),
+            &state(vec![pki_off, router], vec![]),
+            &Stack::default(),
+            &Policy::default(),
+            &[],
+        );
         assert!(f.is_empty(), "{f:#?}");
     }
 
     #[test]
     fn dangling_needs_fire_with_file_line_and_hint() {
-        let mut gw = rel("helmfile.yaml", 30, "nvcf-gateway", "gateway-routes", local("charts/gateway-routes"));
+        let mut gw = rel(
+            "helmfile.yaml",
+            30,
+            "nvcf-gateway",
+            "gateway-routes",
+            local("charts/gateway-routes"),
+        );
         gw.needs = vec![
             "nvcf/request-routr".into(), // typo
             "request-router".into(),     // bare name: gateway's own namespace
@@ -615,17 +849,56 @@ mod tests {
         ];
         let st = state(
             vec![
-                rel("helmfile.yaml", 20, "nvcf", "request-router", local("charts/request-router")),
-                rel("openbao/helmfile.yaml", 4, "openbao", "openbao", repo("openbao", "openbao", "https://openbao.github.io/openbao-helm", false)),
+                rel(
+                    "helmfile.yaml",
+                    20,
+                    "nvcf",
+                    "request-router",
+                    local("charts/request-router"),
+                ),
+                rel(
+                    "openbao/helmfile.yaml",
+                    4,
+                    "openbao",
+                    "openbao",
+                    repo(
+                        "openbao",
+                        "openbao",
+                        "https://openbao.github.io/openbao-helm",
+                        false,
+                    ),
+                ),
                 gw,
             ],
             vec![],
         );
-        let f = run_state(rule(NEEDS_RESOLVABLE), &st, &Stack::default(), &Policy::default(), &[]);
+        let f = run_state(
+            rule(NEEDS_RESOLVABLE),
+            &st,
+            &Stack::default(),
+            &Policy::default(),
+            &[],
+        );
         assert_eq!(f.len(), 4, "{f:#?}");
-        assert!(f.iter().all(|f| f.rule == "needs-resolvable" && f.source.as_ref().unwrap().line == Some(30)));
-        assert!(f[1].help.as_deref().unwrap().contains("did you mean `nvcf/request-router`"), "{:?}", f[1].help);
-        assert!(f[2].help.as_deref().unwrap().contains("openbao/helmfile.yaml:4"), "{:?}", f[2].help);
+        assert!(f
+            .iter()
+            .all(|f| f.rule == "needs-resolvable" && f.source.as_ref().unwrap().line == Some(30)));
+        assert!(
+            f[1].help
+                .as_deref()
+                .unwrap()
+                .contains("did you mean `nvcf/request-router`"),
+            "{:?}",
+            f[1].help
+        );
+        assert!(
+            f[2].help
+                .as_deref()
+                .unwrap()
+                .contains("openbao/helmfile.yaml:4"),
+            "{:?}",
+            f[2].help
+        );
         insta::assert_json_snapshot!(f);
     }
 
@@ -634,7 +907,14 @@ mod tests {
         let prov = Provenance {
             environment: "default".into(),
             release: (!external).then(|| release.to_string()),
-            file: Some(if external { "validator-policy.yaml".into() } else { format!("charts/{}/templates/x.yaml", release.rsplit('/').next().unwrap()) }),
+            file: Some(if external {
+                "validator-policy.yaml".into()
+            } else {
+                format!(
+                    "charts/{}/templates/x.yaml",
+                    release.rsplit('/').next().unwrap()
+                )
+            }),
             line: Some(1),
             external,
             ..Provenance::default()
@@ -645,7 +925,13 @@ mod tests {
     #[test]
     fn object_written_by_two_releases() {
         let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nvcf-trust-bundle}\n";
-        let g = Graph::new("default", vec![obj(cm, "nvcf/nvcf-pki", false), obj(cm, "nvcf/request-router", false)]);
+        let g = Graph::new(
+            "default",
+            vec![
+                obj(cm, "nvcf/nvcf-pki", false),
+                obj(cm, "nvcf/request-router", false),
+            ],
+        );
         let p = Policy::default();
         let f = (rule(OBJECT_ONE_OWNER).check)(&crate::testutil::ctx(&g, &p));
         assert_eq!(f.len(), 1);
@@ -664,20 +950,33 @@ mod tests {
         let g = crate::testutil::graph("default", &format!("{yaml}{ingress}"));
         let f = (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testutil::ctx(&g, &p));
         assert_eq!(f.len(), 1, "{f:#?}");
-        assert!(f[0].message.starts_with("Ingress nvcf-gateway/llm via cert-manager's Ingress shim"), "{}", f[0].message);
+        assert!(
+            f[0].message
+                .starts_with("Ingress nvcf-gateway/llm via cert-manager's Ingress shim"),
+            "{}",
+            f[0].message
+        );
     }
 
     #[test]
     fn externals_are_not_object_owners_but_are_tls_secret_owners() {
         let secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: router-tls, namespace: nvcf}\ntype: kubernetes.io/tls\n";
-        let g = Graph::new("default", vec![obj(secret, "", true), obj(secret, "nvcf/nvcf-pki", false)]);
+        let g = Graph::new(
+            "default",
+            vec![obj(secret, "", true), obj(secret, "nvcf/nvcf-pki", false)],
+        );
         let p = Policy::default();
         let c = crate::testutil::ctx(&g, &p);
         assert!((rule(OBJECT_ONE_OWNER).check)(&c).is_empty());
         let f = (rule(TLS_SECRET_ONE_OWNER).check)(&c);
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].release.as_deref(), Some("nvcf/nvcf-pki"));
-        assert!(f[0].message.contains("validator-policy.yaml declares pre-created"), "{}", f[0].message);
+        assert!(
+            f[0].message
+                .contains("validator-policy.yaml declares pre-created"),
+            "{}",
+            f[0].message
+        );
         // Only the external: one writer, silent.
         let g = Graph::new("default", vec![obj(secret, "", true)]);
         assert!((rule(TLS_SECRET_ONE_OWNER).check)(&crate::testutil::ctx(&g, &p)).is_empty());

@@ -188,7 +188,7 @@ fn exact_version(v: &str) -> Result<(u64, u64, u64), VersionIssue> {
         return Err(VersionIssue::Latest);
     }
     let t = t.strip_prefix('=').unwrap_or(t).trim();
-    if t.contains(|c: char| matches!(c, '^' | '~' | '>' | '<' | '*' | '|' | ',' | '=' | ' ' | '!')) {
+    if t.contains(['^', '~', '>', '<', '*', '|', ',', '=', ' ', '!']) {
         return Err(VersionIssue::Range);
     }
     let t = t.strip_prefix(['v', 'V']).unwrap_or(t);
@@ -201,7 +201,16 @@ fn exact_version(v: &str) -> Result<(u64, u64, u64), VersionIssue> {
     if parts.iter().any(|p| matches!(*p, "x" | "X" | "*")) {
         return Err(VersionIssue::Range);
     }
-    let nums: Vec<u64> = parts.iter().filter_map(|p| if p.bytes().all(|b| b.is_ascii_digit()) && !p.is_empty() { p.parse().ok() } else { None }).collect();
+    let nums: Vec<u64> = parts
+        .iter()
+        .filter_map(|p| {
+            if p.bytes().all(|b| b.is_ascii_digit()) && !p.is_empty() {
+                p.parse().ok()
+            } else {
+                None
+            }
+        })
+        .collect();
     if nums.len() != parts.len() || parts.len() != 3 {
         return Err(VersionIssue::Partial);
     }
@@ -239,7 +248,9 @@ fn repo_url(url: &str, oci: bool) -> String {
 }
 
 fn is_http(url: &str) -> bool {
-    url.trim().get(..7).is_some_and(|p| p.eq_ignore_ascii_case("http://"))
+    url.trim()
+        .get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("http://"))
 }
 
 /// Whether `url` is under one of the allowed prefixes (on whole path segments). An empty list
@@ -270,11 +281,19 @@ fn normalize(path: &str) -> Option<String> {
 
 /// A repository-relative local chart path is inside `charts/`.
 fn inside_charts(path: &str) -> bool {
-    !path.starts_with('/') && normalize(path).is_some_and(|p| p.starts_with("charts/") && p.len() > "charts/".len())
+    !path.starts_with('/')
+        && normalize(path).is_some_and(|p| p.starts_with("charts/") && p.len() > "charts/".len())
 }
 
 fn state_finding(rule: &'static str, ctx: &Ctx, r: &Release, msg: String) -> Finding {
-    Finding::state(rule, Some(ctx.environment), Some(r.id()), &r.file, r.line, msg)
+    Finding::state(
+        rule,
+        Some(ctx.environment),
+        Some(r.id()),
+        &r.file,
+        r.line,
+        msg,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -282,13 +301,24 @@ fn state_finding(rule: &'static str, ctx: &Ctx, r: &Release, msg: String) -> Fin
 // ---------------------------------------------------------------------------------------------
 
 fn chart_version_pinned(ctx: &Ctx) -> Vec<Finding> {
-    let Some(state) = ctx.state else { return Vec::new() };
+    let Some(state) = ctx.state else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for r in state.installed() {
         if r.devel {
             out.push(
-                state_finding(CHART_VERSION_PINNED, ctx, r, format!("release {}: `devel: true` lets helm pick pre-release chart versions of {}", r.id(), r.chart))
-                    .with_help("remove `devel: true` and pin the exact released version"),
+                state_finding(
+                    CHART_VERSION_PINNED,
+                    ctx,
+                    r,
+                    format!(
+                        "release {}: `devel: true` lets helm pick pre-release chart versions of {}",
+                        r.id(),
+                        r.chart
+                    ),
+                )
+                .with_help("remove `devel: true` and pin the exact released version"),
             );
         }
         if !matches!(r.chart_ref, ChartRef::Repo { .. } | ChartRef::Oci { .. }) {
@@ -297,11 +327,19 @@ fn chart_version_pinned(ctx: &Ctx) -> Vec<Finding> {
         let v = r.version.as_deref().unwrap_or("");
         let why = match exact_version(v) {
             Ok(_) => continue,
-            Err(VersionIssue::Missing) => "has no `version:`; helm installs whatever is newest".to_string(),
+            Err(VersionIssue::Missing) => {
+                "has no `version:`; helm installs whatever is newest".to_string()
+            }
             Err(VersionIssue::Latest) => "asks for `latest`, which moves".to_string(),
-            Err(VersionIssue::Range) => format!("asks for the range `{v}`; helm resolves it to the newest match at install time"),
-            Err(VersionIssue::Partial) => format!("asks for `{v}`, which is not an exact MAJOR.MINOR.PATCH version"),
-            Err(VersionIssue::PreRelease(p)) => format!("pins the pre-release `{v}` (`-{p}`); install released charts only"),
+            Err(VersionIssue::Range) => format!(
+                "asks for the range `{v}`; helm resolves it to the newest match at install time"
+            ),
+            Err(VersionIssue::Partial) => {
+                format!("asks for `{v}`, which is not an exact MAJOR.MINOR.PATCH version")
+            }
+            Err(VersionIssue::PreRelease(p)) => {
+                format!("pins the pre-release `{v}` (`-{p}`); install released charts only")
+            }
         };
         out.push(
             state_finding(CHART_VERSION_PINNED, ctx, r, format!("release {}: remote chart {} {why}", r.id(), r.chart))
@@ -316,7 +354,9 @@ fn chart_version_pinned(ctx: &Ctx) -> Vec<Finding> {
 // ---------------------------------------------------------------------------------------------
 
 fn chart_source_allowed(ctx: &Ctx) -> Vec<Finding> {
-    let Some(state) = ctx.state else { return Vec::new() };
+    let Some(state) = ctx.state else {
+        return Vec::new();
+    };
     let list = &ctx.policy.settings.allowed_chart_repositories;
     let mut out = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
@@ -328,7 +368,10 @@ fn chart_source_allowed(ctx: &Ctx) -> Vec<Finding> {
         let msg = if is_http(&url) {
             format!("repository `{}` is plain HTTP ({url}): charts and their index can be swapped in transit", repo.name)
         } else if !allowed(&url, list) {
-            format!("repository `{}` ({url}) is not in the policy's allowedChartRepositories", repo.name)
+            format!(
+                "repository `{}` ({url}) is not in the policy's allowedChartRepositories",
+                repo.name
+            )
         } else {
             continue;
         };
@@ -341,28 +384,46 @@ fn chart_source_allowed(ctx: &Ctx) -> Vec<Finding> {
         let problem = match &r.chart_ref {
             ChartRef::Repo { repo, url, .. } => {
                 if url.is_none() && state.repository(repo).is_none() {
-                    Some(format!("chart {} names repository `{repo}`, which no state file declares", r.chart))
+                    Some(format!(
+                        "chart {} names repository `{repo}`, which no state file declares",
+                        r.chart
+                    ))
                 } else {
                     None
                 }
             }
-            ChartRef::Oci { url } if !allowed(url, list) => Some(format!("chart {url} is not under the policy's allowedChartRepositories")),
+            ChartRef::Oci { url } if !allowed(url, list) => Some(format!(
+                "chart {url} is not under the policy's allowedChartRepositories"
+            )),
             ChartRef::Oci { .. } => None,
             ChartRef::Other { raw } if raw.contains("://") => {
                 if is_http(raw) {
                     Some(format!("chart {raw} is fetched over plain HTTP"))
                 } else if !allowed(raw, list) {
-                    Some(format!("chart {raw} is not under the policy's allowedChartRepositories"))
+                    Some(format!(
+                        "chart {raw} is not under the policy's allowedChartRepositories"
+                    ))
                 } else {
                     None
                 }
             }
             ChartRef::Other { raw } => {
                 let dir = r.file.rsplit_once('/').map(|(d, _)| d).unwrap_or("");
-                let path = if raw.starts_with('/') { raw.clone() } else { format!("{dir}/{raw}") };
-                (!inside_charts(&path)).then(|| format!("local chart {raw} is outside the repository's charts/ directory"))
+                let path = if raw.starts_with('/') {
+                    raw.clone()
+                } else {
+                    format!("{dir}/{raw}")
+                };
+                (!inside_charts(&path)).then(|| {
+                    format!("local chart {raw} is outside the repository's charts/ directory")
+                })
             }
-            ChartRef::Local { path } => (!inside_charts(path)).then(|| format!("local chart {} ({path}) is outside the repository's charts/ directory", r.chart)),
+            ChartRef::Local { path } => (!inside_charts(path)).then(|| {
+                format!(
+                    "local chart {} ({path}) is outside the repository's charts/ directory",
+                    r.chart
+                )
+            }),
         };
         if let Some(p) = problem {
             out.push(
@@ -381,10 +442,15 @@ fn chart_source_allowed(ctx: &Ctx) -> Vec<Finding> {
 /// (repository URL, chart name) of a remote chart, as the lock records them.
 fn chart_origin(r: &Release) -> Option<(Option<String>, String)> {
     match &r.chart_ref {
-        ChartRef::Repo { chart, url, oci, .. } => Some((url.as_deref().map(|u| repo_url(u, *oci)), chart.clone())),
+        ChartRef::Repo {
+            chart, url, oci, ..
+        } => Some((url.as_deref().map(|u| repo_url(u, *oci)), chart.clone())),
         ChartRef::Oci { url } => {
             let (repo, chart) = url.trim_end_matches('/').rsplit_once('/')?;
-            Some((Some(repo.to_string()), chart.split([':', '@']).next().unwrap_or(chart).to_string()))
+            Some((
+                Some(repo.to_string()),
+                chart.split([':', '@']).next().unwrap_or(chart).to_string(),
+            ))
         }
         _ => None,
     }
@@ -393,30 +459,50 @@ fn chart_origin(r: &Release) -> Option<(Option<String>, String)> {
 fn lock_disagreement(r: &Release, e: &LockEntry) -> Option<String> {
     let v = r.version.as_deref().unwrap_or("");
     if !same_version(v, &e.version) {
-        return Some(format!("pins version {} but the state asks for {}", e.version, if v.is_empty() { "no version" } else { v }));
+        return Some(format!(
+            "pins version {} but the state asks for {}",
+            e.version,
+            if v.is_empty() { "no version" } else { v }
+        ));
     }
     let (repo, chart) = chart_origin(r)?;
     if e.chart != chart {
-        return Some(format!("pins chart `{}` but the state installs `{chart}`", e.chart));
+        return Some(format!(
+            "pins chart `{}` but the state installs `{chart}`",
+            e.chart
+        ));
     }
     match repo {
-        Some(u) if repo_url(&e.repository, e.repository.starts_with("oci://")) != u => {
-            Some(format!("pins repository {} but the state uses {u}", e.repository))
-        }
+        Some(u) if repo_url(&e.repository, e.repository.starts_with("oci://")) != u => Some(
+            format!("pins repository {} but the state uses {u}", e.repository),
+        ),
         _ => None,
     }
 }
 
 fn chart_digest_pinned(ctx: &Ctx) -> Vec<Finding> {
-    let (Some(state), Some(stack)) = (ctx.state, ctx.stack) else { return Vec::new() };
-    let lock_name = stack.lock.file.as_deref().unwrap_or(crate::stack::lock::LOCK_FILE);
+    let (Some(state), Some(stack)) = (ctx.state, ctx.stack) else {
+        return Vec::new();
+    };
+    let lock_name = stack
+        .lock
+        .file
+        .as_deref()
+        .unwrap_or(crate::stack::lock::LOCK_FILE);
     let mut out = Vec::new();
     for r in state.installed().filter(|r| is_remote(r)) {
         let version = r.version.as_deref().unwrap_or("(no version)");
         let msg = match stack.lock.for_release(&r.name) {
-            None => format!("release {}: remote chart {} {version} has no sha256 in {lock_name}", r.id(), r.chart),
+            None => format!(
+                "release {}: remote chart {} {version} has no sha256 in {lock_name}",
+                r.id(),
+                r.chart
+            ),
             Some(e) => match lock_disagreement(r, e) {
-                Some(d) => format!("release {}: the {lock_name} entry {d}; the sha256 pins another artifact", r.id()),
+                Some(d) => format!(
+                    "release {}: the {lock_name} entry {d}; the sha256 pins another artifact",
+                    r.id()
+                ),
                 None => continue,
             },
         };
@@ -427,14 +513,28 @@ fn chart_digest_pinned(ctx: &Ctx) -> Vec<Finding> {
     }
     for s in ctx.status {
         let Some(m) = &s.mirror else { continue };
-        let Some(expected) = &m.expected else { continue };
+        let Some(expected) = &m.expected else {
+            continue;
+        };
         if expected.eq_ignore_ascii_case(&m.sha256) {
             continue;
         }
-        let msg = format!("release {}: mirror tarball {} has sha256 {}, but {lock_name} pins {expected}", s.id(), m.tarball, m.sha256);
+        let msg = format!(
+            "release {}: mirror tarball {} has sha256 {}, but {lock_name} pins {expected}",
+            s.id(),
+            m.tarball,
+            m.sha256
+        );
         let f = match state.releases.iter().find(|r| r.id() == s.id()) {
             Some(r) => state_finding(CHART_DIGEST_PINNED, ctx, r, msg),
-            None => Finding::state(CHART_DIGEST_PINNED, Some(ctx.environment), Some(s.id()), &m.tarball, None, msg),
+            None => Finding::state(
+                CHART_DIGEST_PINNED,
+                Some(ctx.environment),
+                Some(s.id()),
+                &m.tarball,
+                None,
+                msg,
+            ),
         };
         out.push(f.with_help("replace the mirror tarball with the pinned artifact (or, after review, update the lock)"));
     }
@@ -463,7 +563,10 @@ impl ImageRef {
 }
 
 fn docker_hub(host: &str) -> bool {
-    matches!(host.to_ascii_lowercase().as_str(), "docker.io" | "index.docker.io" | "registry-1.docker.io" | "registry.hub.docker.com")
+    matches!(
+        host.to_ascii_lowercase().as_str(),
+        "docker.io" | "index.docker.io" | "registry-1.docker.io" | "registry.hub.docker.com"
+    )
 }
 
 fn parse_image(s: &str) -> Result<ImageRef, String> {
@@ -477,13 +580,25 @@ fn parse_image(s: &str) -> Result<ImageRef, String> {
     };
     let last = name_tag.rsplit('/').next().unwrap_or(name_tag);
     let (name, tag) = match last.rsplit_once(':') {
-        Some((_, t)) => (&name_tag[..name_tag.len() - t.len() - 1], Some(t.to_string())),
+        Some((_, t)) => (
+            &name_tag[..name_tag.len() - t.len() - 1],
+            Some(t.to_string()),
+        ),
         None => (name_tag, None),
     };
     let (registry, path) = match name.split_once('/') {
-        Some((first, rest)) if first.contains('.') || first.contains(':') || first == "localhost" => {
+        Some((first, rest))
+            if first.contains('.') || first.contains(':') || first == "localhost" =>
+        {
             if docker_hub(first) {
-                ("docker.io".to_string(), if rest.contains('/') { rest.to_string() } else { format!("library/{rest}") })
+                (
+                    "docker.io".to_string(),
+                    if rest.contains('/') {
+                        rest.to_string()
+                    } else {
+                        format!("library/{rest}")
+                    },
+                )
             } else {
                 (first.to_ascii_lowercase(), rest.to_string())
             }
@@ -494,11 +609,20 @@ fn parse_image(s: &str) -> Result<ImageRef, String> {
     if path.is_empty() || tag.as_deref() == Some("") {
         return Err("is not a valid image reference".into());
     }
-    Ok(ImageRef { registry, path, tag, digest })
+    Ok(ImageRef {
+        registry,
+        path,
+        tag,
+        digest,
+    })
 }
 
 fn valid_digest(d: &str) -> bool {
-    let hex = |h: &str, n: usize| h.len() == n && h.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
+    let hex = |h: &str, n: usize| {
+        h.len() == n
+            && h.bytes()
+                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+    };
     match d.split_once(':') {
         Some(("sha256", h)) => hex(h, 64),
         Some(("sha512", h)) => hex(h, 128),
@@ -508,8 +632,27 @@ fn valid_digest(d: &str) -> bool {
 
 /// The word of a tag that marks a snapshot or development build, if any.
 fn dev_word(tag: &str) -> Option<String> {
-    const DEV: &[&str] = &["snapshot", "dev", "devel", "develop", "development", "nightly", "edge", "main", "master", "canary", "unstable", "head", "trunk", "latest", "wip"];
-    tag.to_ascii_lowercase().split(['-', '.', '_', '+']).find(|w| DEV.contains(w)).map(str::to_string)
+    const DEV: &[&str] = &[
+        "snapshot",
+        "dev",
+        "devel",
+        "develop",
+        "development",
+        "nightly",
+        "edge",
+        "main",
+        "master",
+        "canary",
+        "unstable",
+        "head",
+        "trunk",
+        "latest",
+        "wip",
+    ];
+    tag.to_ascii_lowercase()
+        .split(['-', '.', '_', '+'])
+        .find(|w| DEV.contains(w))
+        .map(str::to_string)
 }
 
 fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
@@ -521,7 +664,10 @@ fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
             let cname = c.get("name").and_then(Value::as_str).unwrap_or("?");
             let who = format!("{}: {list}[{cname}]", obj.display());
             let Some(image) = c.get("image").and_then(Value::as_str) else {
-                out.push(Finding::object(IMAGE_PINNED, obj, format!("{who} has no image")).with_help("set an image with an exact tag"));
+                out.push(
+                    Finding::object(IMAGE_PINNED, obj, format!("{who} has no image"))
+                        .with_help("set an image with an exact tag"),
+                );
                 continue;
             };
             let mut problems = Vec::new();
@@ -529,21 +675,37 @@ fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
                 Err(e) => problems.push(e),
                 Ok(r) => {
                     match (&r.digest, r.tag.as_deref()) {
-                        (Some(d), _) if !valid_digest(d) => problems.push(format!("has a malformed digest `{d}`")),
+                        (Some(d), _) if !valid_digest(d) => {
+                            problems.push(format!("has a malformed digest `{d}`"))
+                        }
                         (Some(_), _) => {}
-                        (None, None) => problems.push("has no tag (the runtime pulls `latest`)".to_string()),
-                        (None, Some(t)) if t.eq_ignore_ascii_case("latest") => problems.push("uses the moving tag `latest`".to_string()),
+                        (None, None) => {
+                            problems.push("has no tag (the runtime pulls `latest`)".to_string())
+                        }
+                        (None, Some(t)) if t.eq_ignore_ascii_case("latest") => {
+                            problems.push("uses the moving tag `latest`".to_string())
+                        }
                         (None, Some(_)) => {}
                     }
-                    if let Some(t) = r.tag.as_deref().filter(|t| !t.eq_ignore_ascii_case("latest")) {
+                    if let Some(t) = r
+                        .tag
+                        .as_deref()
+                        .filter(|t| !t.eq_ignore_ascii_case("latest"))
+                    {
                         match dev_word(t) {
-                            Some(w) if w == t.to_ascii_lowercase() => problems.push(format!("uses the development tag `{t}`")),
-                            Some(w) => problems.push(format!("uses a snapshot/development tag (`{w}` in `{t}`)")),
+                            Some(w) if w == t.to_ascii_lowercase() => {
+                                problems.push(format!("uses the development tag `{t}`"))
+                            }
+                            Some(w) => problems
+                                .push(format!("uses a snapshot/development tag (`{w}` in `{t}`)")),
                             None => {}
                         }
                     }
                     if need_digest && r.digest.is_none() {
-                        problems.push(format!("has no @sha256 digest, which the policy requires in environment {}", ctx.environment));
+                        problems.push(format!(
+                            "has no @sha256 digest, which the policy requires in environment {}",
+                            ctx.environment
+                        ));
                     }
                     let list = &settings.allowed_image_registries;
                     let full = r.full_name();
@@ -603,28 +765,74 @@ mod tests {
         assert_eq!(exact_version("1.2.3+build.7"), Ok((1, 2, 3)));
         assert_eq!(exact_version(""), Err(VersionIssue::Missing));
         assert_eq!(exact_version("Latest"), Err(VersionIssue::Latest));
-        for r in ["^1.2.0", "~1.2.3", ">=1.0.0", "<2.0.0", "1.2.x", "1.X", "*", "1.2.3 || 1.2.4", ">=1.0, <2.0", "!=1.0.0"] {
+        for r in [
+            "^1.2.0",
+            "~1.2.3",
+            ">=1.0.0",
+            "<2.0.0",
+            "1.2.x",
+            "1.X",
+            "*",
+            "1.2.3 || 1.2.4",
+            ">=1.0, <2.0",
+            "!=1.0.0",
+        ] {
             assert_eq!(exact_version(r), Err(VersionIssue::Range), "{r}");
         }
         for p in ["1.2", "1", "1.2.3.4", "v1.2.a", "1..2"] {
             assert_eq!(exact_version(p), Err(VersionIssue::Partial), "{p}");
         }
-        assert_eq!(exact_version("1.2.3-rc.1"), Err(VersionIssue::PreRelease("rc.1".into())));
-        assert_eq!(exact_version("v2.0.0-alpha"), Err(VersionIssue::PreRelease("alpha".into())));
+        assert_eq!(
+            exact_version("1.2.3-rc.1"),
+            Err(VersionIssue::PreRelease("rc.1".into()))
+        );
+        assert_eq!(
+            exact_version("v2.0.0-alpha"),
+            Err(VersionIssue::PreRelease("alpha".into()))
+        );
         assert!(same_version("v1.19.1", "1.19.1") && !same_version("1.19.1", "1.19.2"));
     }
 
     #[test]
     fn image_references() {
         let p = |s: &str| parse_image(s).map(|r| (r.full_name(), r.tag, r.digest));
-        assert_eq!(p("nginx"), Ok(("docker.io/library/nginx".into(), None, None)));
-        assert_eq!(p("nginx:1.27"), Ok(("docker.io/library/nginx".into(), Some("1.27".into()), None)));
-        assert_eq!(p("bitnami/redis:7.2"), Ok(("docker.io/bitnami/redis".into(), Some("7.2".into()), None)));
-        assert_eq!(p("index.docker.io/nginx:1"), Ok(("docker.io/library/nginx".into(), Some("1".into()), None)));
-        assert_eq!(p("localhost:5000/app"), Ok(("localhost:5000/app".into(), None, None)));
-        assert_eq!(p("localhost/app:1"), Ok(("localhost/app".into(), Some("1".into()), None)));
-        assert_eq!(p("Quay.io/a/b:1@sha256:x"), Ok(("quay.io/a/b".into(), Some("1".into()), Some("sha256:x".into()))));
-        assert!(parse_image("").is_err() && parse_image("nginx:").is_err() && parse_image("a b").is_err());
+        assert_eq!(
+            p("nginx"),
+            Ok(("docker.io/library/nginx".into(), None, None))
+        );
+        assert_eq!(
+            p("nginx:1.27"),
+            Ok(("docker.io/library/nginx".into(), Some("1.27".into()), None))
+        );
+        assert_eq!(
+            p("bitnami/redis:7.2"),
+            Ok(("docker.io/bitnami/redis".into(), Some("7.2".into()), None))
+        );
+        assert_eq!(
+            p("index.docker.io/nginx:1"),
+            Ok(("docker.io/library/nginx".into(), Some("1".into()), None))
+        );
+        assert_eq!(
+            p("localhost:5000/app"),
+            Ok(("localhost:5000/app".into(), None, None))
+        );
+        assert_eq!(
+            p("localhost/app:1"),
+            Ok(("localhost/app".into(), Some("1".into()), None))
+        );
+        assert_eq!(
+            p("Quay.io/a/b:1@sha256:x"),
+            Ok((
+                "quay.io/a/b".into(),
+                Some("1".into()),
+                Some("sha256:x".into())
+            ))
+        );
+        assert!(
+            parse_image("").is_err()
+                && parse_image("nginx:").is_err()
+                && parse_image("a b").is_err()
+        );
         assert_eq!(dev_word("1.5.0-SNAPSHOT").as_deref(), Some("snapshot"));
         assert_eq!(dev_word("nightly-2026-11-01").as_deref(), Some("nightly"));
         assert_eq!(dev_word("120.0-headless"), None);
@@ -632,37 +840,73 @@ mod tests {
     }
 
     fn remote(name: &str, ns: &str, version: Option<&str>) -> Release {
-        let mut r = rel("helmfile.yaml", 10, ns, name, repo("jetstack", name, "quay.io/jetstack/charts", true));
+        let mut r = rel(
+            "helmfile.yaml",
+            10,
+            ns,
+            name,
+            repo("jetstack", name, "quay.io/jetstack/charts", true),
+        );
         r.version = version.map(str::to_string);
         r
     }
 
     #[test]
     fn chart_versions() {
-        let mut devel_local = rel("helmfile.yaml", 40, "nvcf", "nvcf-pki", local("charts/nvcf-pki"));
+        let mut devel_local = rel(
+            "helmfile.yaml",
+            40,
+            "nvcf",
+            "nvcf-pki",
+            local("charts/nvcf-pki"),
+        );
         devel_local.devel = true;
         let mut off = remote("off", "x", Some("^1.0.0"));
         off.installed = false;
-        let mut oci = rel("helmfile.yaml", 50, "x", "oci", ChartRef::Oci { url: "oci://ghcr.io/example/charts/oci".into() });
+        let mut oci = rel(
+            "helmfile.yaml",
+            50,
+            "x",
+            "oci",
+            ChartRef::Oci {
+                url: "oci://ghcr.io/example/charts/oci".into(),
+            },
+        );
         oci.version = Some("1.0.0-beta.2".into());
         let st = state(
             vec![
-                remote("a", "x", Some("v1.19.1")),  // silent
-                remote("b", "x", None),             // missing
-                remote("c", "x", Some("~1.19.0")),  // range
-                remote("d", "x", Some("latest")),   // latest
+                remote("a", "x", Some("v1.19.1")),     // silent
+                remote("b", "x", None),                // missing
+                remote("c", "x", Some("~1.19.0")),     // range
+                remote("d", "x", Some("latest")),      // latest
                 remote("e", "x", Some("1.19.1-rc.1")), // pre-release
-                remote("f", "x", Some("1.19")),     // partial
-                devel_local,                        // devel on any release
-                off,                                // not installed: silent
-                oci,                                // OCI pre-release
-                rel("helmfile.yaml", 60, "nvcf", "router", local("charts/request-router")), // local without version: silent
+                remote("f", "x", Some("1.19")),        // partial
+                devel_local,                           // devel on any release
+                off,                                   // not installed: silent
+                oci,                                   // OCI pre-release
+                rel(
+                    "helmfile.yaml",
+                    60,
+                    "nvcf",
+                    "router",
+                    local("charts/request-router"),
+                ), // local without version: silent
             ],
             vec![],
         );
-        let f = run_state(rule(CHART_VERSION_PINNED), &st, &Stack::default(), &Policy::default(), &[]);
+        let f = run_state(
+            rule(CHART_VERSION_PINNED),
+            &st,
+            &Stack::default(),
+            &Policy::default(),
+            &[],
+        );
         let who: Vec<&str> = f.iter().map(|f| f.release.as_deref().unwrap()).collect();
-        assert_eq!(who, ["x/b", "x/c", "x/d", "x/e", "x/f", "nvcf/nvcf-pki", "x/oci"], "{f:#?}");
+        assert_eq!(
+            who,
+            ["x/b", "x/c", "x/d", "x/e", "x/f", "nvcf/nvcf-pki", "x/oci"],
+            "{f:#?}"
+        );
         insta::assert_json_snapshot!(f);
     }
 
@@ -670,17 +914,96 @@ mod tests {
     fn chart_sources() {
         let st = state(
             vec![
-                rel("helmfile.yaml", 10, "cert-manager", "cert-manager", repo("jetstack", "cert-manager", "quay.io/jetstack/charts", true)),
-                rel("helmfile.yaml", 20, "legacy", "legacy", repo("legacy", "tool", "http://charts.example.com", false)),
-                rel("helmfile.yaml", 30, "x", "undeclared", ChartRef::Repo { repo: "nope".into(), chart: "c".into(), url: None, oci: false }),
-                rel("helmfile.yaml", 40, "x", "shared", local("../shared/charts/tool")),
-                rel("helmfile.yaml", 41, "x", "vendored-elsewhere", local("vendor/tool")),
-                rel("helmfile.yaml", 42, "x", "charts-dir-itself", local("charts")),
-                rel("helmfile.yaml", 50, "nvcf", "nvcf-pki", local("charts/nvcf-pki")),
-                rel("sub/helmfile.yaml", 3, "x", "tarball-ok", ChartRef::Other { raw: "../charts/tool-1.0.0.tgz".into() }),
-                rel("helmfile.yaml", 60, "x", "tarball-http", ChartRef::Other { raw: "http://example.com/tool-1.0.0.tgz".into() }),
-                rel("helmfile.yaml", 70, "x", "oci-unlisted", ChartRef::Oci { url: "oci://ghcr.io/evil/charts/tool".into() }),
-                rel("helmfile.yaml", 80, "x", "oci-listed", ChartRef::Oci { url: "oci://quay.io/jetstack/charts/trust-manager".into() }),
+                rel(
+                    "helmfile.yaml",
+                    10,
+                    "cert-manager",
+                    "cert-manager",
+                    repo("jetstack", "cert-manager", "quay.io/jetstack/charts", true),
+                ),
+                rel(
+                    "helmfile.yaml",
+                    20,
+                    "legacy",
+                    "legacy",
+                    repo("legacy", "tool", "http://charts.example.com", false),
+                ),
+                rel(
+                    "helmfile.yaml",
+                    30,
+                    "x",
+                    "undeclared",
+                    ChartRef::Repo {
+                        repo: "nope".into(),
+                        chart: "c".into(),
+                        url: None,
+                        oci: false,
+                    },
+                ),
+                rel(
+                    "helmfile.yaml",
+                    40,
+                    "x",
+                    "shared",
+                    local("../shared/charts/tool"),
+                ),
+                rel(
+                    "helmfile.yaml",
+                    41,
+                    "x",
+                    "vendored-elsewhere",
+                    local("vendor/tool"),
+                ),
+                rel(
+                    "helmfile.yaml",
+                    42,
+                    "x",
+                    "charts-dir-itself",
+                    local("charts"),
+                ),
+                rel(
+                    "helmfile.yaml",
+                    50,
+                    "nvcf",
+                    "nvcf-pki",
+                    local("charts/nvcf-pki"),
+                ),
+                rel(
+                    "sub/helmfile.yaml",
+                    3,
+                    "x",
+                    "tarball-ok",
+                    ChartRef::Other {
+                        raw: "../charts/tool-1.0.0.tgz".into(),
+                    },
+                ),
+                rel(
+                    "helmfile.yaml",
+                    60,
+                    "x",
+                    "tarball-http",
+                    ChartRef::Other {
+                        raw: "http://example.com/tool-1.0.0.tgz".into(),
+                    },
+                ),
+                rel(
+                    "helmfile.yaml",
+                    70,
+                    "x",
+                    "oci-unlisted",
+                    ChartRef::Oci {
+                        url: "oci://ghcr.io/evil/charts/tool".into(),
+                    },
+                ),
+                rel(
+                    "helmfile.yaml",
+                    80,
+                    "x",
+                    "oci-listed",
+                    ChartRef::Oci {
+                        url: "oci://quay.io/jetstack/charts/trust-manager".into(),
+                    },
+                ),
             ],
             vec![
                 repository("jetstack", "quay.io/jetstack/charts", true),
@@ -690,18 +1013,43 @@ mod tests {
             ],
         );
         let mut policy = Policy::default();
-        policy.settings.allowed_chart_repositories = vec!["oci://quay.io/jetstack/charts".into(), "https://openbao.github.io/openbao-helm/".into()];
-        let f = run_state(rule(CHART_SOURCE_ALLOWED), &st, &Stack::default(), &policy, &[]);
+        policy.settings.allowed_chart_repositories = vec![
+            "oci://quay.io/jetstack/charts".into(),
+            "https://openbao.github.io/openbao-helm/".into(),
+        ];
+        let f = run_state(
+            rule(CHART_SOURCE_ALLOWED),
+            &st,
+            &Stack::default(),
+            &policy,
+            &[],
+        );
         let msgs: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
         assert_eq!(f.len(), 8, "{msgs:#?}");
         assert!(msgs[0].contains("repository `legacy` is plain HTTP"));
-        assert!(msgs[1].contains("repository `evil`") && msgs[1].contains("not in the policy's allowedChartRepositories"));
-        for (m, what) in msgs[2..].iter().zip(["`nope`", "../shared/charts/tool", "vendor/tool", "(charts)", "fetched over plain HTTP", "oci://ghcr.io/evil"]) {
+        assert!(
+            msgs[1].contains("repository `evil`")
+                && msgs[1].contains("not in the policy's allowedChartRepositories")
+        );
+        for (m, what) in msgs[2..].iter().zip([
+            "`nope`",
+            "../shared/charts/tool",
+            "vendor/tool",
+            "(charts)",
+            "fetched over plain HTTP",
+            "oci://ghcr.io/evil",
+        ]) {
             assert!(m.contains(what), "{m} should mention {what}");
         }
         insta::assert_json_snapshot!(f);
         // Without a list, any https/oci repository is fine; plain http never is.
-        let f = run_state(rule(CHART_SOURCE_ALLOWED), &st, &Stack::default(), &Policy::default(), &[]);
+        let f = run_state(
+            rule(CHART_SOURCE_ALLOWED),
+            &st,
+            &Stack::default(),
+            &Policy::default(),
+            &[],
+        );
         assert_eq!(f.len(), 6, "{f:#?}");
     }
 
@@ -716,39 +1064,99 @@ mod tests {
                 sha256: SHA.into(),
             })
             .collect();
-        Stack { lock: ChartLock { charts, file: Some("charts.lock.yaml".into()) }, ..Stack::default() }
+        Stack {
+            lock: ChartLock {
+                charts,
+                file: Some("charts.lock.yaml".into()),
+            },
+            ..Stack::default()
+        }
     }
 
     #[test]
     fn chart_digests_in_the_lock() {
-        let mut openbao = rel("helmfile.yaml", 30, "openbao", "openbao", repo("openbao", "openbao", "https://openbao.github.io/openbao-helm", false));
+        let mut openbao = rel(
+            "helmfile.yaml",
+            30,
+            "openbao",
+            "openbao",
+            repo(
+                "openbao",
+                "openbao",
+                "https://openbao.github.io/openbao-helm",
+                false,
+            ),
+        );
         openbao.version = Some("0.23.2".into());
         let st = state(
             vec![
-                remote("cert-manager", "cert-manager", Some("v1.19.1")),          // pinned: silent
-                remote("trust-manager", "cert-manager", Some("v0.20.0")),        // lock has another version
-                remote("approver", "cert-manager", Some("v0.1.0")),              // lock names another repository
-                openbao,                                                          // no lock entry
-                rel("helmfile.yaml", 60, "nvcf", "nvcf-pki", local("charts/nvcf-pki")), // local: silent
+                remote("cert-manager", "cert-manager", Some("v1.19.1")), // pinned: silent
+                remote("trust-manager", "cert-manager", Some("v0.20.0")), // lock has another version
+                remote("approver", "cert-manager", Some("v0.1.0")), // lock names another repository
+                openbao,                                            // no lock entry
+                rel(
+                    "helmfile.yaml",
+                    60,
+                    "nvcf",
+                    "nvcf-pki",
+                    local("charts/nvcf-pki"),
+                ), // local: silent
             ],
             vec![],
         );
         let stack = lock(&[
-            ("cert-manager", "cert-manager", "oci://quay.io/jetstack/charts", "1.19.1"),
-            ("trust-manager", "trust-manager", "oci://quay.io/jetstack/charts", "v0.19.0"),
-            ("approver", "approver", "https://charts.jetstack.io", "v0.1.0"),
+            (
+                "cert-manager",
+                "cert-manager",
+                "oci://quay.io/jetstack/charts",
+                "1.19.1",
+            ),
+            (
+                "trust-manager",
+                "trust-manager",
+                "oci://quay.io/jetstack/charts",
+                "v0.19.0",
+            ),
+            (
+                "approver",
+                "approver",
+                "https://charts.jetstack.io",
+                "v0.1.0",
+            ),
         ]);
-        let f = run_state(rule(CHART_DIGEST_PINNED), &st, &stack, &Policy::default(), &[]);
+        let f = run_state(
+            rule(CHART_DIGEST_PINNED),
+            &st,
+            &stack,
+            &Policy::default(),
+            &[],
+        );
         let who: Vec<&str> = f.iter().map(|f| f.release.as_deref().unwrap()).collect();
-        assert_eq!(who, ["cert-manager/trust-manager", "cert-manager/approver", "openbao/openbao"], "{f:#?}");
+        assert_eq!(
+            who,
+            [
+                "cert-manager/trust-manager",
+                "cert-manager/approver",
+                "openbao/openbao"
+            ],
+            "{f:#?}"
+        );
         assert!(f[2].message.contains("has no sha256 in charts.lock.yaml"));
         insta::assert_json_snapshot!(f);
     }
 
     #[test]
     fn mirror_tarball_must_match_the_lock() {
-        let st = state(vec![remote("cert-manager", "cert-manager", Some("v1.19.1"))], vec![]);
-        let stack = lock(&[("cert-manager", "cert-manager", "oci://quay.io/jetstack/charts", "v1.19.1")]);
+        let st = state(
+            vec![remote("cert-manager", "cert-manager", Some("v1.19.1"))],
+            vec![],
+        );
+        let stack = lock(&[(
+            "cert-manager",
+            "cert-manager",
+            "oci://quay.io/jetstack/charts",
+            "v1.19.1",
+        )]);
         let status = |sha: &str| ReleaseStatus {
             name: "cert-manager".into(),
             namespace: "cert-manager".into(),
@@ -757,14 +1165,32 @@ mod tests {
             rendered: sha == SHA,
             reason: None,
             objects: 0,
-            mirror: Some(MirrorCheck { tarball: "mirror/cert-manager-v1.19.1.tgz".into(), sha256: sha.into(), expected: Some(SHA.into()) }),
+            mirror: Some(MirrorCheck {
+                tarball: "mirror/cert-manager-v1.19.1.tgz".into(),
+                sha256: sha.into(),
+                expected: Some(SHA.into()),
+            }),
         };
-        let ok = run_state(rule(CHART_DIGEST_PINNED), &st, &stack, &Policy::default(), &[status(SHA)]);
+        let ok = run_state(
+            rule(CHART_DIGEST_PINNED),
+            &st,
+            &stack,
+            &Policy::default(),
+            &[status(SHA)],
+        );
         assert!(ok.is_empty(), "{ok:#?}");
         let bad_sha = "f".repeat(64);
-        let f = run_state(rule(CHART_DIGEST_PINNED), &st, &stack, &Policy::default(), &[status(&bad_sha)]);
+        let f = run_state(
+            rule(CHART_DIGEST_PINNED),
+            &st,
+            &stack,
+            &Policy::default(),
+            &[status(&bad_sha)],
+        );
         assert_eq!(f.len(), 1, "{f:#?}");
-        assert!(f[0].message.contains("mirror/cert-manager-v1.19.1.tgz") && f[0].message.contains(SHA));
+        assert!(
+            f[0].message.contains("mirror/cert-manager-v1.19.1.tgz") && f[0].message.contains(SHA)
+        );
         assert_eq!(f[0].source.as_ref().unwrap().line, Some(10));
     }
 }
