@@ -1,12 +1,11 @@
 //! Rendering one environment with the real helmfile/helm.
 //!
 //! 1. `helmfile build` → the state model (releases, needs, chart references, lines).
-//! 2. In parallel:
-//!    - `helmfile write-values --skip-deps` → the merged values each release receives;
-//!    - `helmfile template --output-dir` for every release we may render (local charts, and
-//!      remote ones when online), one directory per release so each object knows its release.
-//! 3. Remote charts found in `--chart-mirror` are checked against the lock's sha256 and rendered
-//!    with `helm template <tarball>` and the values helmfile computed.
+//!    With `--embed-values` it also gives every release's values, already rendered.
+//! 2. `helmfile template --output-dir` for the local charts, one directory per state file and
+//!    release so each object knows its release.
+//! 3. Remote charts are pulled (or taken from `--chart-mirror`), checked against the lock's
+//!    sha256 and rendered with `helm template <tarball>` and the values helmfile computed.
 
 use super::manifests::{parse_rendered_file, template_line, RenderedDoc};
 use super::tools::{run, Tools};
@@ -141,12 +140,11 @@ fn mirror_tarball(dir: &Path, r: &Release) -> Option<PathBuf> {
 /// Render one environment. `entry` must be absolute (helmfile's output directories are keyed by
 /// the sha1 of each state file's absolute path).
 pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, environment: &str, opts: &Options) -> Result<EnvRender> {
-    let (_docs, mut state, oci_excluded) = load_state(tools, entry, root, environment, opts)?;
+    let (_docs, state, oci_excluded) = load_state(tools, entry, root, environment, opts)?;
     let work = tempfile::Builder::new().prefix("nvcf-validate-").tempdir().context("creating a temporary directory")?;
     let pull_dir = work.path().join("pulled");
     let plans: Vec<Plan> = state.releases.iter().map(|r| plan(r, lock, opts, tools, &pull_dir)).collect::<Result<_>>()?;
 
-    let values_dir = work.path().join("values");
     let out_dir = work.path().join("out");
 
     // Releases to leave out of `helmfile template` (by name; helmfile selectors AND within one
@@ -161,24 +159,7 @@ pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, en
     excluded.extend(oci_excluded.iter().cloned());
     let any_helmfile = plans.iter().any(|p| matches!(p, Plan::Helmfile));
 
-    let (values_res, template_res) = std::thread::scope(|s| {
-        let values = s.spawn(|| write_values(tools, entry, environment, &values_dir, &oci_excluded));
-        let template = s.spawn(|| {
-            if any_helmfile {
-                template(tools, entry, environment, &out_dir, &excluded, opts.offline)
-            } else {
-                Ok(())
-            }
-        });
-        (values.join().expect("values thread"), template.join().expect("template thread"))
-    });
-    let values = values_res?;
-    for r in state.releases.iter_mut() {
-        if let Some(v) = values.get(&(r.namespace.clone(), r.name.clone())) {
-            r.values = v.clone();
-        }
-    }
-
+    let template_res = if any_helmfile { template(tools, entry, environment, &out_dir, &excluded, opts.offline) } else { Ok(()) };
     let mut render_error = template_res.err().map(|e| format!("{e:#}"));
     let mut docs = Vec::new();
     let mut counts: HashMap<(String, String), usize> = HashMap::new();
@@ -193,7 +174,7 @@ pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, en
     // Mirror renders.
     for (r, p) in state.releases.iter().zip(&plans) {
         if let Plan::Mirror { tarball, .. } = p {
-            match helm_template_tarball(tools, r, tarball, &values_dir, work.path()) {
+            match helm_template_tarball(tools, r, tarball, work.path()) {
                 Ok(text) => {
                     for (inner, chunk) in split_by_source(&text) {
                         let n = push_docs(&chunk, &inner, None, environment, r, &mut docs)?;
@@ -227,30 +208,6 @@ fn abs_sha8(p: &Path) -> String {
     let abs = load::absolute(p);
     let h = Sha1::digest(abs.to_string_lossy().as_bytes());
     hex::encode(h)[..8].to_string()
-}
-
-fn write_values(tools: &Tools, entry: &Path, environment: &str, dir: &Path, exclude: &[String]) -> Result<HashMap<(String, String), Value>> {
-    let mut cmd = tools.helmfile(entry, environment);
-    if let Some(sel) = load::exclude_selector(exclude) {
-        cmd.arg("--selector").arg(sel).arg("--allow-no-matching-release");
-    }
-    cmd.arg("write-values")
-        .arg("--skip-deps")
-        .arg("--output-file-template")
-        .arg(format!("{}/{{{{ .Release.Namespace }}}}__{{{{ .Release.Name }}}}.yaml", dir.display()));
-    run(&mut cmd, &format!("helmfile write-values (environment {environment})"))?;
-    let mut out = HashMap::new();
-    if let Ok(rd) = std::fs::read_dir(dir) {
-        for e in rd.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(stem) = name.strip_suffix(".yaml") else { continue };
-            let Some((ns, rel)) = stem.split_once("__") else { continue };
-            let text = std::fs::read_to_string(e.path())?;
-            let v = crate::yaml::value(&text).with_context(|| format!("values helmfile computed for {ns}/{rel}"))?;
-            out.insert((ns.to_string(), rel.to_string()), v);
-        }
-    }
-    Ok(out)
 }
 
 fn template(tools: &Tools, entry: &Path, environment: &str, out: &Path, excluded: &[String], offline: bool) -> Result<()> {
@@ -365,15 +322,16 @@ fn push_docs(text: &str, inner: &str, local_chart: Option<&Path>, environment: &
     Ok(n)
 }
 
-fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, values_dir: &Path, work: &Path) -> Result<String> {
+fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path) -> Result<String> {
     let mut cmd = tools.helm();
     cmd.arg("template").arg(&r.name).arg(tarball).arg("--namespace").arg(&r.namespace).arg("--include-crds");
-    let vf = values_dir.join(format!("{}__{}.yaml", r.namespace, r.name));
-    if vf.is_file() {
+    if r.values.as_object().map_or(false, |m| !m.is_empty()) {
+        let vf = work.join(format!("{}__{}.values.json", r.namespace, r.name));
+        std::fs::write(&vf, serde_json::to_vec(&r.values)?)?;
         cmd.arg("--values").arg(vf);
     }
     cmd.current_dir(work);
-    let out = run(&mut cmd, &format!("helm template of {} from mirror tarball {}", r.id(), tarball.display()))?;
+    let out = run(&mut cmd, &format!("helm template of {} from {}", r.id(), tarball.display()))?;
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 

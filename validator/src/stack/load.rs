@@ -26,7 +26,7 @@ pub fn build(tools: &Tools, entry: &Path, environment: &str, exclude: &[String])
     if let Some(sel) = exclude_selector(exclude) {
         cmd.arg("--selector").arg(sel).arg("--allow-no-matching-release");
     }
-    cmd.arg("build");
+    cmd.arg("build").arg("--embed-values");
     let out = run(&mut cmd, &format!("helmfile build of {} (environment {environment})", entry.display()))?;
     parse_build(&String::from_utf8_lossy(&out.stdout))
         .with_context(|| format!("reading `helmfile build` output for {} (environment {environment})", entry.display()))
@@ -149,7 +149,7 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 installed,
                 needs,
                 declared_values: r.get("values").and_then(Value::as_array).cloned().unwrap_or_default(),
-                values: Value::Null,
+                values: merged_values(r.get("values")),
                 set,
                 file: rel.clone(),
                 line,
@@ -197,6 +197,35 @@ pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[Sta
     }
     let order: HashMap<String, usize> = state.state_files.iter().enumerate().map(|(i, f)| (f.clone(), i)).collect();
     state.releases.sort_by_key(|r| (order.get(&r.file).copied().unwrap_or(usize::MAX), r.line.unwrap_or(usize::MAX)));
+}
+
+/// The values helm receives: `helmfile build --embed-values` lists every values entry of a
+/// release already rendered; later entries override earlier ones, maps merge deeply (as helm
+/// merges `--values` files).
+pub fn merged_values(list: Option<&Value>) -> Value {
+    let mut out = Value::Object(Default::default());
+    for v in list.and_then(Value::as_array).into_iter().flatten() {
+        if v.is_object() {
+            deep_merge(&mut out, v);
+        }
+    }
+    out
+}
+
+fn deep_merge(base: &mut Value, over: &Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                match b.get_mut(k) {
+                    Some(existing) if existing.is_object() && v.is_object() => deep_merge(existing, v),
+                    _ => {
+                        b.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        }
+        (b, o) => *b = o.clone(),
+    }
 }
 
 fn str_of(v: &Value, key: &str) -> String {
@@ -310,6 +339,12 @@ mod tests {
         assert_eq!(st.releases[2].file, "sub/helmfile.yaml");
         assert_eq!(st.releases[2].line, Some(2));
         assert_eq!(st.releases[2].chart_ref, ChartRef::Local { path: "charts/a".into() });
+    }
+
+    #[test]
+    fn values_merge_deeply_in_order() {
+        let list = serde_json::json!([{"a": {"x": 1, "y": 2}, "b": 1}, "file.yaml", {"a": {"y": 3}, "c": [1]}]);
+        assert_eq!(merged_values(Some(&list)), serde_json::json!({"a": {"x": 1, "y": 3}, "b": 1, "c": [1]}));
     }
 
     #[test]
