@@ -44,8 +44,8 @@ pub struct EnvRender {
 /// against the lock and rendered by us (see `plan`), never by helmfile.
 pub fn load_state(tools: &Tools, entry: &Path, root: &Path, environment: &str, opts: &Options) -> Result<(Vec<StateDoc>, EnvState, Vec<String>)> {
     let _ = opts;
-    let scanned = load::scan_oci_releases(entry);
-    let exclude: Vec<String> = scanned.iter().map(|s| s.name.clone()).collect();
+    let scanned = load::scan_releases(entry);
+    let exclude: Vec<String> = scanned.iter().filter(|s| s.oci).map(|s| s.name.clone()).collect();
     let docs = load::build(tools, entry, environment, &exclude)?;
     let mut state = load::env_state(environment, &docs, root, entry);
     load::add_scanned(&mut state, &scanned, &docs, root);
@@ -61,7 +61,7 @@ enum Plan {
 
 fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: &Path) -> Result<Plan> {
     if !r.installed {
-        return Ok(Plan::Skip { reason: "not installed in this environment (installed: false)".into(), mirror: None });
+        return Ok(Plan::Skip { reason: "not installed in this environment (installed: false or a false condition)".into(), mirror: None });
     }
     if !r.is_remote() {
         return Ok(Plan::Helmfile);
@@ -198,7 +198,7 @@ pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, en
                 Plan::Mirror { check, .. } => (true, Some(format!("rendered from {} after its sha256 matched the lock", check.tarball)), Some(check)),
                 Plan::Skip { reason, mirror } => (false, Some(reason), mirror),
             };
-            ReleaseStatus { name: r.name.clone(), namespace: r.namespace.clone(), chart: r.chart.clone(), version: r.version.clone(), rendered, reason, objects: n, mirror }
+            ReleaseStatus { name: r.name.clone(), namespace: r.namespace.clone(), chart: r.chart.clone(), version: r.version.clone(), installed: r.installed, rendered, reason, objects: n, mirror }
         })
         .collect();
     Ok(EnvRender { state, docs, status, render_error })

@@ -10,6 +10,10 @@ pub struct ReleaseStatus {
     pub namespace: String,
     pub chart: String,
     pub version: Option<String>,
+    /// False when the environment switches the release off (`installed: false`, a false
+    /// `condition:`); such releases are not expected to render.
+    #[serde(default = "yes")]
+    pub installed: bool,
     pub rendered: bool,
     /// Why not rendered (remote chart offline, not installed in this environment, mirror mismatch).
     pub reason: Option<String>,
@@ -18,7 +22,16 @@ pub struct ReleaseStatus {
     pub mirror: Option<MirrorCheck>,
 }
 
+fn yes() -> bool {
+    true
+}
+
 impl ReleaseStatus {
+    /// Installed in this environment but not rendered (offline, mirror mismatch, …).
+    pub fn missing(&self) -> bool {
+        self.installed && !self.rendered
+    }
+
     pub fn id(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
     }

@@ -33,7 +33,7 @@ pub fn render(report: &Report) -> String {
         let _ = writeln!(out, "::{cmd} {}::{}", props.join(","), data(&format!("{}{waived}", super::message_with_object(f))));
     }
     for e in &report.environments {
-        for r in e.releases.iter().filter(|r| !r.rendered) {
+        for r in e.releases.iter().filter(|r| r.missing()) {
             let _ = writeln!(out, "::notice title={}::{}", prop(&format!("not rendered ({})", e.name)), data(&format!("{}/{}: {}", r.namespace, r.name, r.reason.as_deref().unwrap_or("-"))));
         }
     }

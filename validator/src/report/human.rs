@@ -51,10 +51,10 @@ pub fn render(report: &Report, color: bool) -> String {
         groups.push((None, general));
     }
     for (info, findings) in groups {
-        let not_rendered: Vec<_> = info.map(|e| e.releases.iter().filter(|r| !r.rendered && r.reason.as_deref().map_or(true, |x| !x.starts_with("not installed"))).collect()).unwrap_or_default();
+        let not_rendered: Vec<_> = info.map(|e| e.releases.iter().filter(|r| r.missing()).collect()).unwrap_or_default();
         let title = match info {
             Some(e) if manifests_mode => format!("manifests ({} objects)", e.objects),
-            Some(e) => format!("environment {} ({} objects; {} of {} releases rendered)", e.name, e.objects, e.releases.iter().filter(|r| r.rendered).count(), e.releases.len()),
+            Some(e) => format!("environment {} ({} objects; {} of {} installed releases rendered)", e.name, e.objects, e.releases.iter().filter(|r| r.rendered).count(), e.releases.iter().filter(|r| r.installed).count()),
             None => "general".to_string(),
         };
         let _ = writeln!(out, "{}", p.bold(&title));

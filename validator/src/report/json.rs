@@ -18,7 +18,7 @@ pub fn value(report: &Report) -> Value {
                 .map(|r| {
                     json!({
                         "name": r.name, "namespace": r.namespace, "chart": r.chart, "version": r.version,
-                        "rendered": r.rendered, "reason": r.reason, "objects": r.objects,
+                        "installed": r.installed, "rendered": r.rendered, "reason": r.reason, "objects": r.objects,
                     })
                 })
                 .collect();

@@ -59,7 +59,7 @@ pub fn render(report: &Report) -> String {
             }
             cases.push_str("    </testcase>\n");
         }
-        for r in env.releases.iter().filter(|r| !r.rendered) {
+        for r in env.releases.iter().filter(|r| r.missing()) {
             tests += 1;
             skipped += 1;
             let _ = writeln!(

@@ -34,7 +34,7 @@ pub fn render(report: &Report) -> String {
         }
         out.push('\n');
     }
-    let unrendered: Vec<_> = report.environments.iter().flat_map(|e| e.releases.iter().filter(|r| !r.rendered).map(move |r| (e, r))).collect();
+    let unrendered: Vec<_> = report.environments.iter().flat_map(|e| e.releases.iter().filter(|r| r.missing()).map(move |r| (e, r))).collect();
     if !unrendered.is_empty() {
         out.push_str("<details><summary>Releases not rendered</summary>\n\n| environment | release | chart | reason |\n|---|---|---|---|\n");
         for (e, r) in unrendered {

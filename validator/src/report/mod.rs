@@ -55,7 +55,7 @@ pub fn object_label(f: &Finding) -> Option<String> {
 /// The one-line summary every human-facing format ends with.
 pub fn summary_line(report: &Report) -> String {
     let c = report.counts();
-    let not_rendered = report.environments.iter().flat_map(|e| &e.releases).filter(|r| !r.rendered).count();
+    let not_rendered = report.environments.iter().flat_map(|e| &e.releases).filter(|r| r.missing()).count();
     format!(
         "{} error{}, {} warning{}, {} waived; {} environment{}, {} objects{}",
         c.errors,

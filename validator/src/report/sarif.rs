@@ -67,7 +67,7 @@ pub fn value(report: &Report) -> Value {
     let notifications: Vec<Value> = report
         .environments
         .iter()
-        .flat_map(|e| e.releases.iter().filter(|r| !r.rendered).map(move |r| (e, r)))
+        .flat_map(|e| e.releases.iter().filter(|r| r.missing()).map(move |r| (e, r)))
         .map(|(e, r)| {
             json!({
                 "level": "note",

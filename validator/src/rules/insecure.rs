@@ -1384,6 +1384,7 @@ mod tests {
             name: "openbao".into(),
             namespace: "openbao".into(),
             chart: "openbao/openbao".into(),
+            installed: true,
             version: None,
             rendered: true,
             reason: None,

@@ -1161,6 +1161,7 @@ mod tests {
             name: "cert-manager".into(),
             namespace: "cert-manager".into(),
             chart: "jetstack/cert-manager".into(),
+            installed: true,
             version: Some("v1.19.1".into()),
             rendered: sha == SHA,
             reason: None,

@@ -70,7 +70,45 @@ pub fn environment_names(docs: &[StateDoc], entry: &Path) -> Vec<String> {
     if names.is_empty() {
         names.push("default".into());
     }
+    // helmfile prints maps sorted; keep the order the state declares when we can read it.
+    if let Ok(text) = std::fs::read_to_string(&entry_abs) {
+        let declared = declared_keys(&text, "environments");
+        let mut a = declared.clone();
+        let mut b = names.clone();
+        a.sort();
+        b.sort();
+        if a == b {
+            return declared;
+        }
+    }
     names
+}
+
+/// Keys of a top-level block map `key:` at its first indentation level.
+fn declared_keys(text: &str, key: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    let mut indent: Option<usize> = None;
+    for line in text.lines() {
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        let ind = line.len() - line.trim_start().len();
+        if ind == 0 {
+            inside = line.starts_with(&format!("{key}:"));
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        if indent.map_or(true, |i| i == ind) {
+            if let Some((k, _)) = line.trim().split_once(':') {
+                indent = Some(ind);
+                out.push(k.trim().trim_matches(|c| c == '"' || c == '\'').to_string());
+            }
+        }
+    }
+    out
 }
 
 /// Turn build documents into the environment's state. `root` is the directory of the entry state.
@@ -160,12 +198,17 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
     state
 }
 
-/// Add releases that were left out of helmfile's view (see `scan_oci_releases`) to a state, in
-/// declaration order.
+/// Add releases that were left out of helmfile's view (see `scan_releases`: OCI charts we keep
+/// helmfile away from, releases a false `condition:` hides) to a state, in declaration order.
 pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[StateDoc], root: &Path) {
     let root_abs = absolute(root);
     for s in scanned {
         let rel = relative(&s.file, &root_abs);
+        // Only state files helmfile loaded for this environment, and only what plain YAML
+        // reading can know (no template expressions).
+        if !state.state_files.contains(&rel) || s.name.contains("{{") || s.namespace.as_deref().map_or(false, |n| n.contains("{{")) {
+            continue;
+        }
         let doc = docs.iter().find(|d| d.path == s.file);
         let values = doc.and_then(|d| d.doc.get("renderedvalues")).unwrap_or(&Value::Null);
         let namespace = s
@@ -185,7 +228,7 @@ pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[Sta
             chart: s.chart.clone(),
             chart_ref: classify_chart(&s.chart, &dir, &root_abs, &repos),
             version: s.version.clone(),
-            devel: false,
+            devel: s.devel.unwrap_or(false),
             installed,
             needs: s.needs.clone(),
             declared_values: Vec::new(),
@@ -256,19 +299,10 @@ pub fn classify_chart(chart: &str, state_dir: &Path, root: &Path, repos: &[Repos
     ChartRef::Local { path: relative(&abs, root) }
 }
 
-/// The line of the `nth` declaration `name: <release>` in a state file's source (1-based).
+/// The line of the `nth` declaration of release `release` under `releases:` in a state file's
+/// source (1-based).
 pub fn release_line(source: &str, release: &str, nth: usize) -> Option<usize> {
-    source
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| {
-            let t = l.trim_start().trim_start_matches('-').trim_start();
-            t.strip_prefix("name:")
-                .map(|v| v.trim().trim_matches(|c| c == '"' || c == '\'') == release)
-                .unwrap_or(false)
-        })
-        .nth(nth)
-        .map(|(i, _)| i + 1)
+    block_items(source, "releases").into_iter().filter(|i| i.scalars.get("name").map(String::as_str) == Some(release)).nth(nth).map(|i| i.line)
 }
 
 pub fn absolute(p: &Path) -> PathBuf {
@@ -359,6 +393,8 @@ mod tests {
 /// out of every helmfile call, yet still validate what the state says about them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScannedRelease {
+    pub oci: bool,
+    pub devel: Option<bool>,
     pub name: String,
     pub namespace: Option<String>,
     pub chart: String,
@@ -455,6 +491,13 @@ fn block_items(text: &str, key: &str) -> Vec<Item> {
 /// Releases whose chart helmfile would pull from an OCI registry while loading the state, in the
 /// entry state and every state it includes through `helmfiles:`.
 pub fn scan_oci_releases(entry: &Path) -> Vec<ScannedRelease> {
+    scan_releases(entry).into_iter().filter(|r| r.oci).collect()
+}
+
+/// Every release declared in the state files' text (entry and `helmfiles:`), as far as plain
+/// YAML reading can tell. helmfile stays the authority; this fills in what it does not print
+/// (releases it pulls while loading, and releases a selector or a false condition hides).
+pub fn scan_releases(entry: &Path) -> Vec<ScannedRelease> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let mut queue = vec![absolute(entry)];
@@ -479,10 +522,9 @@ pub fn scan_oci_releases(entry: &Path) -> Vec<ScannedRelease> {
         for r in block_items(&text, "releases") {
             let (Some(name), Some(chart)) = (r.scalars.get("name"), r.scalars.get("chart")) else { continue };
             let oci = chart.starts_with("oci://") || chart.split_once('/').map_or(false, |(repo, _)| oci_repos.iter().any(|o| o == repo));
-            if !oci {
-                continue;
-            }
             out.push(ScannedRelease {
+                oci,
+                devel: r.scalars.get("devel").map(|v| v == "true"),
                 name: name.clone(),
                 namespace: r.scalars.get("namespace").cloned(),
                 chart: chart.clone(),
