@@ -26,7 +26,10 @@ use tempfile::TempDir;
 // ------------------------------------------------------------------ tools and the repository
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("validator/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("validator/ has a parent")
+        .to_path_buf()
 }
 
 /// `<repo>/.tools/bin/<name>`, else PATH; a clear failure otherwise.
@@ -36,7 +39,10 @@ fn tool(name: &str) -> PathBuf {
         return local;
     }
     if let Some(path) = std::env::var_os("PATH") {
-        if let Some(p) = std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file()) {
+        if let Some(p) = std::env::split_paths(&path)
+            .map(|d| d.join(name))
+            .find(|p| p.is_file())
+        {
             return p;
         }
     }
@@ -70,13 +76,29 @@ struct Rendered {
 fn render_default() -> Rendered {
     let out = Command::new(tool("helmfile"))
         .current_dir(repo())
-        .args(["--file", "helmfile.yaml", "--environment", "default", "--helm-binary"])
+        .args([
+            "--file",
+            "helmfile.yaml",
+            "--environment",
+            "default",
+            "--helm-binary",
+        ])
         .arg(tool("helm"))
-        .args(["--no-color", "--selector", "name=openbao-issuer", "--selector", "name=nvcf-pki"])
+        .args([
+            "--no-color",
+            "--selector",
+            "name=openbao-issuer",
+            "--selector",
+            "name=nvcf-pki",
+        ])
         .args(["template", "--skip-deps"])
         .output()
         .expect("run helmfile");
-    assert!(out.status.success(), "helmfile -e default template failed:\n{}", out_text(&out));
+    assert!(
+        out.status.success(),
+        "helmfile -e default template failed:\n{}",
+        out_text(&out)
+    );
     let text = String::from_utf8(out.stdout).expect("rendered YAML is UTF-8");
     let docs = nvcf_validate::yaml::documents(&text).expect("rendered YAML parses");
     let find_cm = |name: &str| {
@@ -88,11 +110,24 @@ fn render_default() -> Rendered {
     };
     let provision = find_cm("openbao-pki-provision");
     let role = find_cm("openbao-pki-role");
-    let script = provision["data"]["provision.sh"].as_str().expect("provision.sh is a string").to_string();
-    let role_json: Value =
-        serde_json::from_str(role["data"]["role.json"].as_str().expect("role.json is a string")).expect("role.json is JSON");
-    let sign_path = role["data"]["path"].as_str().expect("openbao-pki-role has key path").to_string();
-    let issuer = role["data"]["issuer"].as_str().expect("openbao-pki-role has key issuer").to_string();
+    let script = provision["data"]["provision.sh"]
+        .as_str()
+        .expect("provision.sh is a string")
+        .to_string();
+    let role_json: Value = serde_json::from_str(
+        role["data"]["role.json"]
+            .as_str()
+            .expect("role.json is a string"),
+    )
+    .expect("role.json is JSON");
+    let sign_path = role["data"]["path"]
+        .as_str()
+        .expect("openbao-pki-role has key path")
+        .to_string();
+    let issuer = role["data"]["issuer"]
+        .as_str()
+        .expect("openbao-pki-role has key issuer")
+        .to_string();
     let certificates: Vec<Value> = docs
         .iter()
         .map(|d| d.value.clone())
@@ -102,8 +137,16 @@ fn render_default() -> Rendered {
                 && v["spec"]["issuerRef"]["name"] == issuer.as_str()
         })
         .collect();
-    assert!(!certificates.is_empty(), "no rendered Certificate is issued by ClusterIssuer {issuer}");
-    Rendered { script, role_json, sign_path, certificates }
+    assert!(
+        !certificates.is_empty(),
+        "no rendered Certificate is issued by ClusterIssuer {issuer}"
+    );
+    Rendered {
+        script,
+        role_json,
+        sign_path,
+        certificates,
+    }
 }
 
 /// A shell assignment `NAME='value'` of the rendered script (the chart single-quotes values).
@@ -114,7 +157,10 @@ fn script_var(script: &str, name: &str) -> String {
         .find(|l| l.starts_with(&prefix))
         .unwrap_or_else(|| panic!("provision.sh assigns no {name}"));
     let v = &line[prefix.len()..];
-    let v = v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')).unwrap_or(v);
+    let v = v
+        .strip_prefix('\'')
+        .and_then(|v| v.strip_suffix('\''))
+        .unwrap_or(v);
     v.replace("'\\''", "'")
 }
 
@@ -172,8 +218,15 @@ fn http_get(addr: &str, path: &str) -> std::io::Result<(u16, String)> {
     write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
     let mut resp = String::new();
     s.read_to_string(&mut resp)?;
-    let status = resp.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
-    let body = resp.split_once("\r\n\r\n").map(|(_, b)| b.to_string()).unwrap_or_default();
+    let status = resp
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = resp
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
     Ok((status, body))
 }
 
@@ -199,7 +252,12 @@ impl Bao {
                 .stdin(Stdio::null())
                 .spawn()
                 .expect("start bao server -dev");
-            let mut b = Bao { child, addr, root_token, home };
+            let mut b = Bao {
+                child,
+                addr,
+                root_token,
+                home,
+            };
             let deadline = Instant::now() + Duration::from_secs(60);
             while Instant::now() < deadline {
                 if let Ok(Some(_)) = b.child.try_wait() {
@@ -233,7 +291,10 @@ impl Bao {
     }
 
     fn cli(&self, token: &str, args: &[&str]) -> Output {
-        self.command(&tool("bao"), token).args(args).output().expect("run bao")
+        self.command(&tool("bao"), token)
+            .args(args)
+            .output()
+            .expect("run bao")
     }
 
     fn cli_ok(&self, token: &str, args: &[&str]) -> String {
@@ -249,9 +310,14 @@ impl Bao {
     }
 
     fn token_with_policy(&self, policy: &str) -> String {
-        self.cli_ok(&self.root_token, &["token", "create", "-policy", policy, "-ttl", "10m", "-field", "token"])
-            .trim()
-            .to_string()
+        self.cli_ok(
+            &self.root_token,
+            &[
+                "token", "create", "-policy", policy, "-ttl", "10m", "-field", "token",
+            ],
+        )
+        .trim()
+        .to_string()
     }
 
     /// Run the rendered provision.sh with bash; returns its output.
@@ -273,30 +339,59 @@ struct Csr {
 }
 
 /// A CSR with `dns` SANs and no subject (the Certificates carry dnsNames only).
-fn csr(dns: &[String], alg: &'static rcgen::SignatureAlgorithm, ekus: Vec<ExtendedKeyUsagePurpose>, ips: &[&str]) -> Csr {
+fn csr(
+    dns: &[String],
+    alg: &'static rcgen::SignatureAlgorithm,
+    ekus: Vec<ExtendedKeyUsagePurpose>,
+    ips: &[&str],
+) -> Csr {
     let key = KeyPair::generate_for(alg).expect("generate key");
     let mut p = CertificateParams::new(dns.to_vec()).expect("CSR names");
     p.distinguished_name = DistinguishedName::new();
     p.extended_key_usages = ekus;
     for ip in ips {
-        p.subject_alt_names.push(SanType::IpAddress(ip.parse().unwrap()));
+        p.subject_alt_names
+            .push(SanType::IpAddress(ip.parse().unwrap()));
     }
-    let pem = p.serialize_request(&key).expect("serialize CSR").pem().expect("CSR PEM");
+    let pem = p
+        .serialize_request(&key)
+        .expect("serialize CSR")
+        .pem()
+        .expect("CSR PEM");
     Csr { pem, key }
 }
 
 fn key_algorithm(cert: &Value) -> &'static rcgen::SignatureAlgorithm {
     let pk = &cert["spec"]["privateKey"];
-    match (pk["algorithm"].as_str().unwrap_or("RSA"), pk["size"].as_u64().unwrap_or(0)) {
+    match (
+        pk["algorithm"].as_str().unwrap_or("RSA"),
+        pk["size"].as_u64().unwrap_or(0),
+    ) {
         ("ECDSA", 256) => &rcgen::PKCS_ECDSA_P256_SHA256,
         ("ECDSA", 384) => &rcgen::PKCS_ECDSA_P384_SHA384,
-        other => panic!("this test signs ECDSA P-256/P-384 CSRs; the Certificate asks for {other:?}"),
+        other => {
+            panic!("this test signs ECDSA P-256/P-384 CSRs; the Certificate asks for {other:?}")
+        }
     }
 }
 
 /// POST <sign_path> with the parameters cert-manager's Vault issuer sends.
-fn sign(bao: &Bao, token: &str, sign_path: &str, csr: &Csr, dns: &[String], ttl: &str, dir: &Path) -> Output {
-    let file = dir.join(format!("req-{}.csr", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()));
+fn sign(
+    bao: &Bao,
+    token: &str,
+    sign_path: &str,
+    csr: &Csr,
+    dns: &[String],
+    ttl: &str,
+    dir: &Path,
+) -> Output {
+    let file = dir.join(format!(
+        "req-{}.csr",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
     std::fs::write(&file, &csr.pem).unwrap();
     bao.cli(
         token,
@@ -316,9 +411,17 @@ fn sign(bao: &Bao, token: &str, sign_path: &str, csr: &Csr, dns: &[String], ttl:
 }
 
 fn assert_refused_by_role(o: &Output, needle: &str, what: &str) {
-    assert!(!o.status.success(), "the role issued {what}:\n{}", out_text(o));
+    assert!(
+        !o.status.success(),
+        "the role issued {what}:\n{}",
+        out_text(o)
+    );
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains(needle), "{what}: expected {needle:?} in the refusal:\n{}", out_text(o));
+    assert!(
+        err.contains(needle),
+        "{what}: expected {needle:?} in the refusal:\n{}",
+        out_text(o)
+    );
 }
 
 /// A concrete name for a SAN pattern (a per-pod name for a one-label wildcard).
@@ -350,7 +453,11 @@ fn openbao_pki_end_to_end() {
     let role_name = script_var(&r.script, "ROLE_NAME");
     let sign_policy = script_var(&r.script, "SIGN_POLICY_NAME");
     let prov_policy = script_var(&r.script, "PROV_POLICY_NAME");
-    assert_eq!(r.sign_path, format!("{int_mount}/sign/{role_name}"), "openbao-pki-role path vs provision.sh");
+    assert_eq!(
+        r.sign_path,
+        format!("{int_mount}/sign/{role_name}"),
+        "openbao-pki-role path vs provision.sh"
+    );
 
     let bao = Bao::start();
     let version = bao.cli_ok("", &["version"]);
@@ -358,28 +465,66 @@ fn openbao_pki_end_to_end() {
 
     // 1. Provision (bootstrap run), then again: idempotent (same CAs, same role).
     let first = bao.provision(&script, &bao.root_token, false);
-    assert!(first.status.success(), "provision.sh (bootstrap) failed against {}:\n{}", version.trim(), out_text(&first));
+    assert!(
+        first.status.success(),
+        "provision.sh (bootstrap) failed against {}:\n{}",
+        version.trim(),
+        out_text(&first)
+    );
     let role_path = format!("{int_mount}/roles/{role_name}");
     let role_after_first = bao.json(&bao.root_token, &["read", &role_path])["data"].clone();
-    let int_ca_first = bao.cli_ok(&bao.root_token, &["read", "-field=certificate", &format!("{int_mount}/cert/ca")]);
+    let int_ca_first = bao.cli_ok(
+        &bao.root_token,
+        &[
+            "read",
+            "-field=certificate",
+            &format!("{int_mount}/cert/ca"),
+        ],
+    );
     let second = bao.provision(&script, &bao.root_token, false);
-    assert!(second.status.success(), "provision.sh second run failed:\n{}", out_text(&second));
-    assert_eq!(first.stdout, second.stdout, "the second run must publish the same root CA");
+    assert!(
+        second.status.success(),
+        "provision.sh second run failed:\n{}",
+        out_text(&second)
+    );
     assert_eq!(
-        bao.cli_ok(&bao.root_token, &["read", "-field=certificate", &format!("{int_mount}/cert/ca")]),
+        first.stdout, second.stdout,
+        "the second run must publish the same root CA"
+    );
+    assert_eq!(
+        bao.cli_ok(
+            &bao.root_token,
+            &[
+                "read",
+                "-field=certificate",
+                &format!("{int_mount}/cert/ca")
+            ]
+        ),
         int_ca_first,
         "the second run must keep the intermediate CA"
     );
-    assert_eq!(bao.json(&bao.root_token, &["read", &role_path])["data"], role_after_first, "the second run changed the role");
+    assert_eq!(
+        bao.json(&bao.root_token, &["read", &role_path])["data"],
+        role_after_first,
+        "the second run changed the role"
+    );
 
     // Steady state without the root token: the provisioner's own narrow policy suffices...
     let prov_token = bao.token_with_policy(&prov_policy);
     let steady = bao.provision(&script, &prov_token, true);
-    assert!(steady.status.success(), "steady-state run with policy {prov_policy} failed:\n{}", out_text(&steady));
+    assert!(
+        steady.status.success(),
+        "steady-state run with policy {prov_policy} failed:\n{}",
+        out_text(&steady)
+    );
     assert_eq!(steady.stdout, first.stdout);
     // ...and cannot create mounts.
     let o = bao.cli(&prov_token, &["secrets", "enable", "-path=rogue", "pki"]);
-    assert_refused_by_role(&o, "permission denied", "a mount created with the provisioner's policy");
+    assert_refused_by_role(
+        &o,
+        "permission denied",
+        "a mount created with the provisioner's policy",
+    );
 
     // 2. The role in OpenBao is the role the chart renders (role.json in openbao-pki-role).
     let role = bao.json(&bao.root_token, &["read", &role_path])["data"].clone();
@@ -388,11 +533,15 @@ fn openbao_pki_end_to_end() {
         let same = match (want, got) {
             (Value::String(w), Value::Number(g)) => Some(duration_secs(w)) == g.as_u64(),
             (Value::Array(w), Value::Array(g)) => {
-                w.iter().map(Value::to_string).collect::<BTreeSet<_>>() == g.iter().map(Value::to_string).collect()
+                w.iter().map(Value::to_string).collect::<BTreeSet<_>>()
+                    == g.iter().map(Value::to_string).collect()
             }
             (w, g) => w == g,
         };
-        assert!(same, "role {role_path}: {k} is {got} in OpenBao but the chart renders {want}");
+        assert!(
+            same,
+            "role {role_path}: {k} is {got} in OpenBao but the chart renders {want}"
+        );
     }
     assert_eq!(role["server_flag"], true);
     assert_eq!(role["client_flag"], false);
@@ -401,9 +550,14 @@ fn openbao_pki_end_to_end() {
     //    the script prints.
     let (status, root_pem) = http_get(&bao.addr, &format!("/v1/{root_mount}/ca/pem")).unwrap();
     assert_eq!(status, 200, "GET /v1/{root_mount}/ca/pem");
-    let published = pki::fingerprint::bundle_fingerprint(root_pem.as_bytes()).expect("the published root is a bundle");
-    let printed = pki::fingerprint::bundle_fingerprint(&first.stdout).expect("provision.sh prints the root");
-    assert_eq!(published, printed, "provision.sh prints a different root than /v1/{root_mount}/ca/pem");
+    let published = pki::fingerprint::bundle_fingerprint(root_pem.as_bytes())
+        .expect("the published root is a bundle");
+    let printed =
+        pki::fingerprint::bundle_fingerprint(&first.stdout).expect("provision.sh prints the root");
+    assert_eq!(
+        published, printed,
+        "provision.sh prints a different root than /v1/{root_mount}/ca/pem"
+    );
     let bundle_file = write(work.path(), "trust-bundle.pem", &root_pem);
 
     // 4. Sign each router Certificate as cert-manager would, with cert-manager's policy only.
@@ -421,9 +575,30 @@ fn openbao_pki_end_to_end() {
         let duration = duration_secs(cert["spec"]["duration"].as_str().unwrap_or("2160h"));
         let alg = key_algorithm(cert);
         // The CSR also asks for clientAuth: the role, not the CSR, decides (must not grant it).
-        let req = csr(&dns, alg, vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth], &[]);
-        let o = sign(&bao, &sign_token, &r.sign_path, &req, &dns, &go_duration(duration), work.path());
-        assert!(o.status.success(), "signing Certificate {name} through {} failed:\n{}", r.sign_path, out_text(&o));
+        let req = csr(
+            &dns,
+            alg,
+            vec![
+                ExtendedKeyUsagePurpose::ServerAuth,
+                ExtendedKeyUsagePurpose::ClientAuth,
+            ],
+            &[],
+        );
+        let o = sign(
+            &bao,
+            &sign_token,
+            &r.sign_path,
+            &req,
+            &dns,
+            &go_duration(duration),
+            work.path(),
+        );
+        assert!(
+            o.status.success(),
+            "signing Certificate {name} through {} failed:\n{}",
+            r.sign_path,
+            out_text(&o)
+        );
         let resp: Value = serde_json::from_slice(&o.stdout).expect("sign answers JSON");
         let leaf_pem = resp["data"]["certificate"].as_str().unwrap();
         let issuing = resp["data"]["issuing_ca"].as_str().unwrap();
@@ -433,12 +608,22 @@ fn openbao_pki_end_to_end() {
 
         // Verifies to the published root for every requested name, as a worker would.
         for n in &dns {
-            let v = pki::verify::verify_server(root_pem.as_bytes(), chain_pem.as_bytes(), &concrete(n), now)
-                .unwrap_or_else(|e| panic!("Certificate {name}: {} does not verify: {e}", concrete(n)));
+            let v = pki::verify::verify_server(
+                root_pem.as_bytes(),
+                chain_pem.as_bytes(),
+                &concrete(n),
+                now,
+            )
+            .unwrap_or_else(|e| panic!("Certificate {name}: {} does not verify: {e}", concrete(n)));
             assert_eq!(v.intermediates, 1);
         }
-        let wrong = pki::verify::verify_server(root_pem.as_bytes(), chain_pem.as_bytes(), "router.example.com", now)
-            .unwrap_err();
+        let wrong = pki::verify::verify_server(
+            root_pem.as_bytes(),
+            chain_pem.as_bytes(),
+            "router.example.com",
+            now,
+        )
+        .unwrap_err();
         assert_eq!(wrong.reason, "NotValidForName");
         let leaf = pki::describe(chain[0].as_ref()).unwrap();
         assert_eq!(
@@ -446,9 +631,17 @@ fn openbao_pki_end_to_end() {
             dns.iter().collect::<BTreeSet<_>>(),
             "Certificate {name}: SANs differ from the requested dnsNames"
         );
-        assert!(leaf.ip_sans.is_empty(), "Certificate {name}: unexpected IP SANs {:?}", leaf.ip_sans);
+        assert!(
+            leaf.ip_sans.is_empty(),
+            "Certificate {name}: unexpected IP SANs {:?}",
+            leaf.ip_sans
+        );
         assert!(!leaf.is_ca);
-        assert_eq!(eku(chain[0].as_ref()), (true, false), "Certificate {name}: serverAuth and no clientAuth");
+        assert_eq!(
+            eku(chain[0].as_ref()),
+            (true, false),
+            "Certificate {name}: serverAuth and no clientAuth"
+        );
         let life = (leaf.not_after - leaf.not_before) as u64;
         assert!(
             life + 120 >= duration,
@@ -457,44 +650,134 @@ fn openbao_pki_end_to_end() {
         let inter = pki::describe(chain[1].as_ref()).unwrap();
         assert!(inter.is_ca, "the second certificate is the intermediate CA");
 
-        identity.get_or_insert((Identity::from_pem(&chain_pem, req.key.serialize_der()), dns.clone()));
+        identity.get_or_insert((
+            Identity::from_pem(&chain_pem, req.key.serialize_der()),
+            dns.clone(),
+        ));
     }
 
     // 5. What the role refuses.
     let (_, dns) = identity.as_ref().unwrap();
     let ttl = "24h0m0s";
     let outside = vec!["request-router.attacker.example".to_string()];
-    let req = csr(&outside, &rcgen::PKCS_ECDSA_P256_SHA256, vec![ExtendedKeyUsagePurpose::ServerAuth], &[]);
-    let o = sign(&bao, &sign_token, &r.sign_path, &req, &outside, ttl, work.path());
-    assert_refused_by_role(&o, "not allowed by this role", "a name outside the allowed domains");
+    let req = csr(
+        &outside,
+        &rcgen::PKCS_ECDSA_P256_SHA256,
+        vec![ExtendedKeyUsagePurpose::ServerAuth],
+        &[],
+    );
+    let o = sign(
+        &bao,
+        &sign_token,
+        &r.sign_path,
+        &req,
+        &outside,
+        ttl,
+        work.path(),
+    );
+    assert_refused_by_role(
+        &o,
+        "not allowed by this role",
+        "a name outside the allowed domains",
+    );
     let mixed = vec![dns[0].clone(), "evil.example.com".to_string()];
     let req = csr(&mixed, &rcgen::PKCS_ECDSA_P256_SHA256, vec![], &[]);
-    let o = sign(&bao, &sign_token, &r.sign_path, &req, &mixed, ttl, work.path());
-    assert_refused_by_role(&o, "not allowed by this role", "an allowed name next to a foreign one");
-    let req = csr(&dns[..1], &rcgen::PKCS_ECDSA_P256_SHA256, vec![], &["127.0.0.1"]);
-    let o = sign(&bao, &sign_token, &r.sign_path, &req, &dns[..1], ttl, work.path());
-    assert!(!o.status.success(), "the role issued an IP SAN:\n{}", out_text(&o));
+    let o = sign(
+        &bao,
+        &sign_token,
+        &r.sign_path,
+        &req,
+        &mixed,
+        ttl,
+        work.path(),
+    );
+    assert_refused_by_role(
+        &o,
+        "not allowed by this role",
+        "an allowed name next to a foreign one",
+    );
+    let req = csr(
+        &dns[..1],
+        &rcgen::PKCS_ECDSA_P256_SHA256,
+        vec![],
+        &["127.0.0.1"],
+    );
+    let o = sign(
+        &bao,
+        &sign_token,
+        &r.sign_path,
+        &req,
+        &dns[..1],
+        ttl,
+        work.path(),
+    );
+    assert!(
+        !o.status.success(),
+        "the role issued an IP SAN:\n{}",
+        out_text(&o)
+    );
     let req = csr(&dns[..1], &rcgen::PKCS_ED25519, vec![], &[]);
-    let o = sign(&bao, &sign_token, &r.sign_path, &req, &dns[..1], ttl, work.path());
-    assert_refused_by_role(&o, "role requires keys of type", "a key type the Certificate does not use");
+    let o = sign(
+        &bao,
+        &sign_token,
+        &r.sign_path,
+        &req,
+        &dns[..1],
+        ttl,
+        work.path(),
+    );
+    assert_refused_by_role(
+        &o,
+        "role requires keys of type",
+        "a key type the Certificate does not use",
+    );
     // A client-auth certificate: sign ignores the CSR's EKUs (checked above: no clientAuth);
     // the endpoints that take EKUs from the request are closed to cert-manager's policy.
-    let req = csr(&dns[..1], &rcgen::PKCS_ECDSA_P256_SHA256, vec![ExtendedKeyUsagePurpose::ClientAuth], &[]);
+    let req = csr(
+        &dns[..1],
+        &rcgen::PKCS_ECDSA_P256_SHA256,
+        vec![ExtendedKeyUsagePurpose::ClientAuth],
+        &[],
+    );
     let f = write(work.path(), "client.csr", &req.pem);
     let o = bao.cli(
         &sign_token,
-        &["write", &format!("{int_mount}/sign-verbatim/{role_name}"), &format!("csr=@{}", f.display()), "ext_key_usage=ClientAuth"],
+        &[
+            "write",
+            &format!("{int_mount}/sign-verbatim/{role_name}"),
+            &format!("csr=@{}", f.display()),
+            "ext_key_usage=ClientAuth",
+        ],
     );
-    assert_refused_by_role(&o, "permission denied", "a client-auth certificate via sign-verbatim");
-    let o = bao.cli(&sign_token, &["write", &format!("{int_mount}/issue/{role_name}"), &format!("common_name={}", dns[0])]);
-    assert_refused_by_role(&o, "permission denied", "a certificate via issue (OpenBao-generated key)");
+    assert_refused_by_role(
+        &o,
+        "permission denied",
+        "a client-auth certificate via sign-verbatim",
+    );
+    let o = bao.cli(
+        &sign_token,
+        &[
+            "write",
+            &format!("{int_mount}/issue/{role_name}"),
+            &format!("common_name={}", dns[0]),
+        ],
+    );
+    assert_refused_by_role(
+        &o,
+        "permission denied",
+        "a certificate via issue (OpenBao-generated key)",
+    );
     let o = bao.cli(&sign_token, &["write", &role_path, "client_flag=true"]);
     assert_refused_by_role(&o, "permission denied", "a role change by cert-manager");
 
     // 6. Live probes with the OpenBao-issued identity and the published bundle.
     let (id, dns) = identity.unwrap();
     let name = concrete(&dns[0]);
-    let per_pod = dns.iter().find(|n| n.starts_with("*.")).map(|n| concrete(n)).unwrap_or_else(|| name.clone());
+    let per_pod = dns
+        .iter()
+        .find(|n| n.starts_with("*."))
+        .map(|n| concrete(n))
+        .unwrap_or_else(|| name.clone());
     let tls = tls_server(&id, &["h2"]);
     let quic = quic_server(&id, &[]);
     for (proto, server) in [("tls", &tls), ("quic", &quic)] {
@@ -502,17 +785,46 @@ fn openbao_pki_end_to_end() {
         for n in [&name, &per_pod] {
             let o = probe(proto, &addr, n, &bundle_file, &["--timeout", "10s"]);
             assert_pass(&o);
-            assert!(String::from_utf8_lossy(&o.stdout).contains(&published), "{}", text(&o));
+            assert!(
+                String::from_utf8_lossy(&o.stdout).contains(&published),
+                "{}",
+                text(&o)
+            );
         }
         let empty = write(work.path(), "empty.pem", "");
         assert_refused(&probe(proto, &addr, &name, &empty, &[]), "EmptyBundle");
-        let other = write(work.path(), "other-root.pem", &probe_support::root("unrelated root").pem);
-        assert_refused(&probe(proto, &addr, &name, &other, &["--timeout", "10s"]), "UnknownIssuer");
-        assert_refused(&probe(proto, &addr, "router.example.com", &bundle_file, &["--timeout", "10s"]), "NotValidForName");
+        let other = write(
+            work.path(),
+            "other-root.pem",
+            &probe_support::root("unrelated root").pem,
+        );
+        assert_refused(
+            &probe(proto, &addr, &name, &other, &["--timeout", "10s"]),
+            "UnknownIssuer",
+        );
+        assert_refused(
+            &probe(
+                proto,
+                &addr,
+                "router.example.com",
+                &bundle_file,
+                &["--timeout", "10s"],
+            ),
+            "NotValidForName",
+        );
     }
     let nothing = format!("127.0.0.1:{}", closed_port());
-    assert_refused(&probe("tls", &nothing, &name, &bundle_file, &[]), "ConnectionRefused");
-    assert_refused(&probe("quic", &nothing, &name, &bundle_file, &["--timeout", "2s"]), "Timeout");
+    assert_refused(
+        &probe("tls", &nothing, &name, &bundle_file, &[]),
+        "ConnectionRefused",
+    );
+    assert_refused(
+        &probe("quic", &nothing, &name, &bundle_file, &["--timeout", "2s"]),
+        "Timeout",
+    );
     let plain = plain_tcp_server(Plain::Http);
-    assert_refused(&probe("tls", &plain.addr.to_string(), &name, &bundle_file, &[]), "NotTls");
+    assert_refused(
+        &probe("tls", &plain.addr.to_string(), &name, &bundle_file, &[]),
+        "NotTls",
+    );
 }

@@ -49,8 +49,12 @@ pub struct ProbeArgs {
 pub fn request(protocol: Protocol, a: &ProbeArgs) -> Result<Probe, String> {
     let addr = probe::parse_addr(protocol, &a.addr)?;
     let timeout = probe::parse_timeout(&a.timeout)?;
-    rustls_pki_types::ServerName::try_from(a.server_name.as_str())
-        .map_err(|_| format!("--server-name {:?} is neither a DNS name nor an IP address", a.server_name))?;
+    rustls_pki_types::ServerName::try_from(a.server_name.as_str()).map_err(|_| {
+        format!(
+            "--server-name {:?} is neither a DNS name nor an IP address",
+            a.server_name
+        )
+    })?;
     let bundle = probe::bundle::load(&a.bundle).map_err(|e| e.0)?;
     let alpn: Vec<Vec<u8>> = if a.no_alpn {
         vec![]
@@ -66,7 +70,14 @@ pub fn request(protocol: Protocol, a: &ProbeArgs) -> Result<Probe, String> {
         }
         a.alpn.iter().map(|s| s.as_bytes().to_vec()).collect()
     };
-    Ok(Probe { protocol, addr, server_name: a.server_name.clone(), bundle, alpn, timeout })
+    Ok(Probe {
+        protocol,
+        addr,
+        server_name: a.server_name.clone(),
+        bundle,
+        alpn,
+        timeout,
+    })
 }
 
 pub fn run(args: &Args) -> i32 {
@@ -81,7 +92,10 @@ pub fn run(args: &Args) -> i32 {
             return 2;
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("nvcf-validate probe: cannot start the async runtime: {e}");

@@ -16,7 +16,9 @@ use super::Session;
 /// QUIC error codes 0x100..=0x1ff carry a TLS alert.
 fn tls_alert(code: TransportErrorCode) -> Option<rustls::AlertDescription> {
     let c = u64::from(code);
-    (0x100..=0x1ff).contains(&c).then(|| rustls::AlertDescription::from((c - 0x100) as u8))
+    (0x100..=0x1ff)
+        .contains(&c)
+        .then(|| rustls::AlertDescription::from((c - 0x100) as u8))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -30,7 +32,8 @@ pub(super) async fn handshake(
     deadline: Instant,
     timeout_text: &str,
 ) -> Result<Session, Failure> {
-    let setup = |e: String| Failure::new(Reason::HandshakeFailed, format!("QUIC client setup: {e}"));
+    let setup =
+        |e: String| Failure::new(Reason::HandshakeFailed, format!("QUIC client setup: {e}"));
     let mut crypto = rustls::ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| setup(e.to_string()))?
@@ -41,12 +44,24 @@ pub(super) async fn handshake(
     let quic = QuicClientConfig::try_from(crypto).map_err(|e| setup(e.to_string()))?;
     let mut client = quinn::ClientConfig::new(Arc::new(quic));
     let mut transport = TransportConfig::default();
-    transport.max_idle_timeout(Some(IdleTimeout::try_from(timeout).map_err(|e| setup(e.to_string()))?));
+    transport.max_idle_timeout(Some(
+        IdleTimeout::try_from(timeout).map_err(|e| setup(e.to_string()))?,
+    ));
     client.transport_config(Arc::new(transport));
 
-    let bind: SocketAddr = if addr.is_ipv6() { "[::]:0" } else { "0.0.0.0:0" }.parse().expect("literal address");
-    let endpoint = Endpoint::client(bind)
-        .map_err(|e| Failure::new(Reason::Unreachable, format!("cannot open a UDP socket: {e}")))?;
+    let bind: SocketAddr = if addr.is_ipv6() {
+        "[::]:0"
+    } else {
+        "0.0.0.0:0"
+    }
+    .parse()
+    .expect("literal address");
+    let endpoint = Endpoint::client(bind).map_err(|e| {
+        Failure::new(
+            Reason::Unreachable,
+            format!("cannot open a UDP socket: {e}"),
+        )
+    })?;
     let connecting = endpoint
         .connect_with(client, addr, server_name)
         .map_err(|e| setup(format!("{e}")))?;
@@ -61,7 +76,11 @@ pub(super) async fn handshake(
                 .and_then(|d| d.protocol)
                 .map(|p| String::from_utf8_lossy(&p).into_owned());
             conn.close(0u32.into(), b"nvcf-validate probe done");
-            Ok(Session { tls_version: "QUIC, TLS 1.3".into(), cipher_suite: String::new(), alpn })
+            Ok(Session {
+                tls_version: "QUIC, TLS 1.3".into(),
+                cipher_suite: String::new(),
+                alpn,
+            })
         }
     };
     // Let the close frame go out; never wait long for it.

@@ -148,7 +148,10 @@ pub struct Failure {
 
 impl Failure {
     pub fn new(reason: Reason, detail: impl Into<String>) -> Self {
-        Failure { reason, detail: detail.into() }
+        Failure {
+            reason,
+            detail: detail.into(),
+        }
     }
 }
 
@@ -184,11 +187,23 @@ mod tests {
     #[test]
     fn certificate_errors_map_to_worker_reasons() {
         use rustls::CertificateError as C;
-        assert_eq!(from_certificate_error(&C::UnknownIssuer), Reason::UnknownIssuer);
-        assert_eq!(from_certificate_error(&C::NotValidForName), Reason::NotValidForName);
+        assert_eq!(
+            from_certificate_error(&C::UnknownIssuer),
+            Reason::UnknownIssuer
+        );
+        assert_eq!(
+            from_certificate_error(&C::NotValidForName),
+            Reason::NotValidForName
+        );
         assert_eq!(from_certificate_error(&C::Expired), Reason::Expired);
         assert_eq!(from_certificate_error(&C::NotValidYet), Reason::NotValidYet);
-        assert_eq!(from_certificate_error(&C::InvalidPurpose), Reason::InvalidPurpose);
-        assert_eq!(from_certificate_error(&C::BadSignature), Reason::BadCertificate);
+        assert_eq!(
+            from_certificate_error(&C::InvalidPurpose),
+            Reason::InvalidPurpose
+        );
+        assert_eq!(
+            from_certificate_error(&C::BadSignature),
+            Reason::BadCertificate
+        );
     }
 }

@@ -77,8 +77,14 @@ fn connect_error(addr: SocketAddr, e: &std::io::Error) -> Failure {
             Reason::ConnectionRefused,
             format!("TCP connection to {addr} refused: nothing listens on that port"),
         ),
-        K::TimedOut => Failure::new(Reason::Timeout, format!("TCP connection to {addr} timed out")),
-        _ => Failure::new(Reason::Unreachable, format!("cannot connect to {addr}: {e}")),
+        K::TimedOut => Failure::new(
+            Reason::Timeout,
+            format!("TCP connection to {addr} timed out"),
+        ),
+        _ => Failure::new(
+            Reason::Unreachable,
+            format!("cannot connect to {addr}: {e}"),
+        ),
     }
 }
 

@@ -36,7 +36,12 @@ pub struct RecordingVerifier {
 
 impl RecordingVerifier {
     pub fn new(roots: RootCertStore, name: &str, provider: Arc<CryptoProvider>) -> Self {
-        RecordingVerifier { roots, name: name.to_string(), provider, seen: Mutex::new(Seen::default()) }
+        RecordingVerifier {
+            roots,
+            name: name.to_string(),
+            provider,
+            seen: Mutex::new(Seen::default()),
+        }
     }
 
     pub fn seen(&self) -> Seen {
@@ -82,12 +87,19 @@ impl ServerCertVerifier for RecordingVerifier {
         self.record(|s| s.chain = chain.clone());
         // rustls hands back the name the probe gave it; anything else is a bug, refuse.
         if ServerName::try_from(self.name.as_str()).ok().as_ref() != Some(server_name) {
-            let detail = format!("internal: handshake name {:?} is not the probed name {:?}", server_name.to_str(), self.name);
+            let detail = format!(
+                "internal: handshake name {:?} is not the probed name {:?}",
+                server_name.to_str(),
+                self.name
+            );
             self.record(|s| s.refusal = Some((Reason::HandshakeFailed, detail)));
-            return Err(rustls::Error::InvalidCertificate(CertificateError::ApplicationVerificationFailure));
+            return Err(rustls::Error::InvalidCertificate(
+                CertificateError::ApplicationVerificationFailure,
+            ));
         }
-        let at = time::OffsetDateTime::from_unix_timestamp(now.as_secs().min(i64::MAX as u64) as i64)
-            .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
+        let at =
+            time::OffsetDateTime::from_unix_timestamp(now.as_secs().min(i64::MAX as u64) as i64)
+                .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
         match verify_parsed(&self.roots, &chain, &self.name, at) {
             Ok(_) => {
                 self.record(|s| s.verified = true);
@@ -95,7 +107,11 @@ impl ServerCertVerifier for RecordingVerifier {
             }
             Err(r) => {
                 let reason = Reason::from_code(r.reason).unwrap_or(Reason::BadCertificate);
-                let detail = if reason == Reason::BadCertificate { r.to_string() } else { r.message.clone() };
+                let detail = if reason == Reason::BadCertificate {
+                    r.to_string()
+                } else {
+                    r.message.clone()
+                };
                 self.record(|s| s.refusal = Some((reason, detail)));
                 Err(rustls_error(&r))
             }
@@ -108,7 +124,12 @@ impl ServerCertVerifier for RecordingVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -117,10 +138,17 @@ impl ServerCertVerifier for RecordingVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider.signature_verification_algorithms.supported_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }

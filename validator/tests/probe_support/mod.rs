@@ -10,7 +10,9 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
+use rcgen::{
+    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
@@ -28,7 +30,10 @@ impl Identity {
             .map(|p| CertificateDer::from(p.expect("chain PEM parses").contents))
             .collect::<Vec<_>>();
         assert!(!chain.is_empty(), "identity chain holds no certificate");
-        Identity { chain, key_pkcs8_der }
+        Identity {
+            chain,
+            key_pkcs8_der,
+        }
     }
 
     fn key(&self) -> PrivateKeyDer<'static> {
@@ -54,14 +59,26 @@ pub fn root(cn: &str) -> Ca {
     let params = ca_params(cn);
     let key = KeyPair::generate().unwrap();
     let cert = params.self_signed(&key).unwrap();
-    Ca { pem: cert.pem(), der: cert.der().clone(), params, key }
+    Ca {
+        pem: cert.pem(),
+        der: cert.der().clone(),
+        params,
+        key,
+    }
 }
 
 pub fn intermediate(cn: &str, parent: &Ca) -> Ca {
     let params = ca_params(cn);
     let key = KeyPair::generate().unwrap();
-    let cert = params.signed_by(&key, &Issuer::from_params(&parent.params, &parent.key)).unwrap();
-    Ca { pem: cert.pem(), der: cert.der().clone(), params, key }
+    let cert = params
+        .signed_by(&key, &Issuer::from_params(&parent.params, &parent.key))
+        .unwrap();
+    Ca {
+        pem: cert.pem(),
+        der: cert.der().clone(),
+        params,
+        key,
+    }
 }
 
 pub struct LeafSpec<'a> {
@@ -72,24 +89,38 @@ pub struct LeafSpec<'a> {
 
 impl<'a> LeafSpec<'a> {
     pub fn server(names: &'a [&'a str]) -> Self {
-        LeafSpec { names, ekus: vec![ExtendedKeyUsagePurpose::ServerAuth], expired: false }
+        LeafSpec {
+            names,
+            ekus: vec![ExtendedKeyUsagePurpose::ServerAuth],
+            expired: false,
+        }
     }
 }
 
 /// A leaf signed by `issuer`; the identity's chain is the leaf plus `intermediates`.
 pub fn leaf(spec: LeafSpec<'_>, issuer: &Ca, intermediates: &[&Ca]) -> Identity {
-    let mut p = CertificateParams::new(spec.names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-    p.distinguished_name.push(DnType::CommonName, spec.names.first().copied().unwrap_or("leaf"));
+    let mut p =
+        CertificateParams::new(spec.names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+            .unwrap();
+    p.distinguished_name.push(
+        DnType::CommonName,
+        spec.names.first().copied().unwrap_or("leaf"),
+    );
     p.extended_key_usages = spec.ekus;
     if spec.expired {
         p.not_before = time::OffsetDateTime::now_utc() - time::Duration::days(30);
         p.not_after = time::OffsetDateTime::now_utc() - time::Duration::days(1);
     }
     let key = KeyPair::generate().unwrap();
-    let cert = p.signed_by(&key, &Issuer::from_params(&issuer.params, &issuer.key)).unwrap();
+    let cert = p
+        .signed_by(&key, &Issuer::from_params(&issuer.params, &issuer.key))
+        .unwrap();
     let mut chain = vec![cert.der().clone()];
     chain.extend(intermediates.iter().map(|c| c.der.clone()));
-    Identity { chain, key_pkcs8_der: key.serialize_der() }
+    Identity {
+        chain,
+        key_pkcs8_der: key.serialize_der(),
+    }
 }
 
 fn provider() -> Arc<rustls::crypto::CryptoProvider> {
@@ -122,7 +153,10 @@ where
     let (stop_tx, stop_rx) = oneshot::channel::<()>();
     let (addr_tx, addr_rx) = oneshot::channel::<SocketAddr>();
     let thread = std::thread::spawn(move || {
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
         let local = tokio::task::LocalSet::new();
         local.block_on(&rt, async move {
             tokio::select! {
@@ -131,8 +165,14 @@ where
             }
         });
     });
-    let addr = addr_rx.blocking_recv().expect("test server failed to start");
-    Server { addr, stop: Some(stop_tx), thread: Some(thread) }
+    let addr = addr_rx
+        .blocking_recv()
+        .expect("test server failed to start");
+    Server {
+        addr,
+        stop: Some(stop_tx),
+        thread: Some(thread),
+    }
 }
 
 /// TLS over TCP: completes handshakes with `identity`, offering `alpn`.
@@ -149,7 +189,9 @@ pub fn tls_server(identity: &Identity, alpn: &[&str]) -> Server {
         let l = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         ready.send(l.local_addr().unwrap()).unwrap();
         loop {
-            let Ok((tcp, _)) = l.accept().await else { continue };
+            let Ok((tcp, _)) = l.accept().await else {
+                continue;
+            };
             let acceptor = acceptor.clone();
             tokio::task::spawn_local(async move {
                 if let Ok(mut s) = acceptor.accept(tcp).await {
@@ -202,12 +244,16 @@ pub fn plain_tcp_server(mode: Plain) -> Server {
         ready.send(l.local_addr().unwrap()).unwrap();
         let mut held = Vec::new();
         loop {
-            let Ok((mut tcp, _)) = l.accept().await else { continue };
+            let Ok((mut tcp, _)) = l.accept().await else {
+                continue;
+            };
             let mut buf = [0u8; 512];
             let _ = tcp.read(&mut buf).await;
             match mode {
                 Plain::Http => {
-                    let _ = tcp.write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n").await;
+                    let _ = tcp
+                        .write_all(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n")
+                        .await;
                     let _ = tcp.shutdown().await;
                 }
                 Plain::Close => drop(tcp),
@@ -262,16 +308,29 @@ pub fn text(o: &Output) -> String {
 pub fn assert_pass(o: &Output) {
     let t = text(o);
     assert_eq!(o.status.code(), Some(0), "expected a pass:\n{t}");
-    assert!(String::from_utf8_lossy(&o.stdout).contains("\nOK: the chain verifies for "), "{t}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\nOK: the chain verifies for "),
+        "{t}"
+    );
 }
 
 /// Assert the probe refused (exit 1) with exactly `reason`.
 pub fn assert_refused(o: &Output, reason: &str) {
     let t = text(o);
-    assert_eq!(o.status.code(), Some(1), "expected a refusal ({reason}):\n{t}");
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "expected a refusal ({reason}):\n{t}"
+    );
     let line = format!("REFUSED ({reason}): ");
-    assert!(String::from_utf8_lossy(&o.stdout).contains(&line), "expected {line:?}:\n{t}");
-    assert!(!String::from_utf8_lossy(&o.stdout).contains("\nOK: "), "{t}");
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains(&line),
+        "expected {line:?}:\n{t}"
+    );
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("\nOK: "),
+        "{t}"
+    );
 }
 
 pub fn write(dir: &Path, name: &str, content: &str) -> std::path::PathBuf {
