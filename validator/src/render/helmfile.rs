@@ -42,11 +42,15 @@ pub struct EnvRender {
 /// Releases whose OCI charts helmfile would pull while loading the state are left out of every
 /// helmfile call and read from the state's text instead; remote charts are fetched, checked
 /// against the lock and rendered by us (see `plan`), never by helmfile.
-pub fn load_state(tools: &Tools, entry: &Path, root: &Path, environment: &str, opts: &Options) -> Result<(Vec<StateDoc>, EnvState, Vec<String>)> {
-    let _ = opts;
+/// `prebuilt`: the build output of this environment when the caller already has it (the
+/// `default` build that lists the environments).
+pub fn load_state(tools: &Tools, entry: &Path, root: &Path, environment: &str, prebuilt: Option<Vec<StateDoc>>) -> Result<(Vec<StateDoc>, EnvState, Vec<String>)> {
     let scanned = load::scan_releases(entry);
     let exclude: Vec<String> = scanned.iter().filter(|s| s.oci).map(|s| s.name.clone()).collect();
-    let docs = load::build(tools, entry, environment, &exclude)?;
+    let docs = match prebuilt {
+        Some(d) => d,
+        None => load::build(tools, entry, environment, &exclude)?,
+    };
     let mut state = load::env_state(environment, &docs, root, entry);
     load::add_scanned(&mut state, &scanned, &docs, root);
     Ok((docs, state, exclude))
@@ -139,8 +143,8 @@ fn mirror_tarball(dir: &Path, r: &Release) -> Option<PathBuf> {
 
 /// Render one environment. `entry` must be absolute (helmfile's output directories are keyed by
 /// the sha1 of each state file's absolute path).
-pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, environment: &str, opts: &Options) -> Result<EnvRender> {
-    let (_docs, state, oci_excluded) = load_state(tools, entry, root, environment, opts)?;
+pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, environment: &str, opts: &Options, prebuilt: Option<Vec<StateDoc>>) -> Result<EnvRender> {
+    let (_docs, state, oci_excluded) = load_state(tools, entry, root, environment, prebuilt)?;
     let work = tempfile::Builder::new().prefix("nvcf-validate-").tempdir().context("creating a temporary directory")?;
     let pull_dir = work.path().join("pulled");
     let plans: Vec<Plan> = state.releases.iter().map(|r| plan(r, lock, opts, tools, &pull_dir)).collect::<Result<_>>()?;

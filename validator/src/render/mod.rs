@@ -110,6 +110,8 @@ pub fn render_stack(
 
     let mut stats = RenderStats::default();
     let names_key = cache::key(&[&tree, &entry_rel, "environments"]);
+    // The `default` build that lists the environments is kept for rendering `default`.
+    let mut default_build: Option<Vec<load::StateDoc>> = None;
     let names: Vec<String> = match cache.as_ref().and_then(|c| c.get::<Vec<String>>(&names_key)) {
         Some(n) => n,
         None => {
@@ -119,9 +121,11 @@ pub fn render_stack(
             if let Some(c) = &cache {
                 c.put(&names_key, &n)?;
             }
+            default_build = Some(docs);
             n
         }
     };
+    let default_build = std::sync::Mutex::new(default_build);
     let envs: Vec<String> = if selected.is_empty() {
         names.clone()
     } else {
@@ -141,6 +145,7 @@ pub fn render_stack(
                 let cache = cache.as_ref();
                 let get_tools = &get_tools;
                 let (entry, root, lock) = (&entry, &root, &lock);
+                let prebuilt = if env == "default" { default_build.lock().expect("not poisoned").take() } else { None };
                 s.spawn(move || -> Result<(EnvRender, bool)> {
                     if let Some(hit) = cache.and_then(|c| c.get::<EnvRender>(&key)) {
                         return Ok((hit, true));
@@ -148,7 +153,7 @@ pub fn render_stack(
                     if progress {
                         eprintln!("nvcf-validate: rendering environment {env} …");
                     }
-                    let r = helmfile::render_env(&get_tools()?, entry, root, lock, env, opts)
+                    let r = helmfile::render_env(&get_tools()?, entry, root, lock, env, opts, prebuilt)
                         .with_context(|| format!("environment {env}"))?;
                     if let (Some(c), None) = (cache, &r.render_error) {
                         c.put(&key, &r)?;
