@@ -36,7 +36,11 @@ def bench(name, state: Path, exclude, env):
     cwd = state.parent
     out = subprocess.run([BIN, "check", "--file", str(state), "--offline", "--no-cache", "--format", "json"],
                          cwd=cwd, env=env, capture_output=True, text=True)
-    envs = [e["name"] for e in json.loads(out.stdout)["environments"]]
+    try:
+        envs = [e["name"] for e in json.loads(out.stdout)["environments"]]
+    except ValueError:
+        print(f"{name:24} could not be validated: {out.stderr.strip()[:300]}")
+        return
     sel = ["--selector", ",".join(f"name!={n}" for n in exclude)] if exclude else []
     plain_cmds = [["helmfile", "--file", str(state), "--environment", e, *sel, "template", "--skip-deps"] for e in envs]
     plain = statistics.median(sum(timed(c, cwd, env) for c in plain_cmds) for _ in range(RUNS))

@@ -80,10 +80,18 @@ fn load_policy(args: &CheckArgs) -> Result<Policy> {
         }
         return Policy::load(p, &display);
     }
-    let dir = if args.file.is_dir() { args.file.clone() } else { args.file.parent().map(Path::to_path_buf).unwrap_or_default() };
+    let dir = if args.file.is_dir() {
+        args.file.clone()
+    } else {
+        args.file.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
     let candidate = dir.join(DEFAULT_POLICY_FILE);
     if candidate.is_file() {
-        let display = if dir.as_os_str().is_empty() { DEFAULT_POLICY_FILE.to_string() } else { candidate.display().to_string() };
+        let display = if dir.as_os_str().is_empty() {
+            DEFAULT_POLICY_FILE.to_string()
+        } else {
+            candidate.display().to_string()
+        };
         return Policy::load(&candidate, &display);
     }
     Ok(Policy::default())
@@ -98,37 +106,81 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
         Some(path) => {
             let docs = read_manifests(path, "")?;
             let graph = build_graph("", docs, &policy, None);
-            let ctx = Ctx { environment: "", stack: None, state: None, graph: &graph, policy: &policy, status: &[], now };
+            let ctx = Ctx {
+                environment: "",
+                stack: None,
+                state: None,
+                graph: &graph,
+                policy: &policy,
+                status: &[],
+                now,
+            };
             let f = rules::run(&ctx, Scope::Objects);
-            let env = EnvReport { name: "manifests".into(), releases: Vec::new(), objects: graph.objects.iter().filter(|o| !o.prov.external).count(), render_error: None };
+            let env = EnvReport {
+                name: "manifests".into(),
+                releases: Vec::new(),
+                objects: graph.objects.iter().filter(|o| !o.prov.external).count(),
+                render_error: None,
+            };
             (f, vec![env], 0, 0)
         }
         None => {
-            let opts = Options { offline: args.offline, chart_mirror: args.chart_mirror.clone() };
-            let (stack, renders, stats) = render::render_stack(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;
+            let opts = Options {
+                offline: args.offline,
+                chart_mirror: args.chart_mirror.clone(),
+            };
+            let (stack, renders, stats) =
+                render::render_stack(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;
             let (f, envs) = check_stack(&stack, renders, &policy, now)?;
             (f, envs, stats.cache_hits, stats.cache_misses)
         }
     };
     findings = sink::apply(findings, &policy, &overrides, now.date());
     sort_findings(&mut findings, &environments);
-    Ok(Report { environments, findings, policy_file: policy.file.clone(), cache_hits: hits, cache_misses: misses })
+    Ok(Report {
+        environments,
+        findings,
+        policy_file: policy.file.clone(),
+        cache_hits: hits,
+        cache_misses: misses,
+    })
 }
 
 /// Run the state rules and object rules of every rendered environment.
-fn check_stack(stack: &Stack, renders: Vec<EnvRender>, policy: &Policy, now: time::OffsetDateTime) -> Result<(Vec<Finding>, Vec<EnvReport>)> {
+fn check_stack(
+    stack: &Stack,
+    renders: Vec<EnvRender>,
+    policy: &Policy,
+    now: time::OffsetDateTime,
+) -> Result<(Vec<Finding>, Vec<EnvReport>)> {
     let mut findings = Vec::new();
     let mut envs = Vec::new();
     let mut texts: HashMap<String, std::sync::Arc<str>> = HashMap::new();
     for r in renders {
-        let EnvRender { state, docs, status, render_error } = r;
+        let EnvRender {
+            state,
+            docs,
+            status,
+            render_error,
+        } = r;
         let graph = build_graph(&state.name, docs, policy, Some((&stack.root, &mut texts)));
-        let ctx = Ctx { environment: &state.name, stack: Some(stack), state: Some(&state), graph: &graph, policy, status: &status, now };
+        let ctx = Ctx {
+            environment: &state.name,
+            stack: Some(stack),
+            state: Some(&state),
+            graph: &graph,
+            policy,
+            status: &status,
+            now,
+        };
         let state_findings = rules::run(&ctx, Scope::State);
         if let Some(err) = &render_error {
             let explained = state_findings.iter().any(|f| f.sev() == Severity::Error);
             if !explained {
-                bail!("environment {}: helmfile could not render the stack, and no state rule explains why:\n{err}", state.name);
+                bail!(
+                    "environment {}: helmfile could not render the stack, and no state rule explains why:\n{err}",
+                    state.name
+                );
             }
             findings.extend(state_findings);
         } else {
@@ -147,7 +199,12 @@ fn check_stack(stack: &Stack, renders: Vec<EnvRender>, policy: &Policy, now: tim
 
 /// Turn rendered documents into a graph, add the policy's externals, and attach template texts
 /// (which the cache does not store) for line lookups.
-fn build_graph(env: &str, docs: Vec<RenderedDoc>, policy: &Policy, templates: Option<(&PathBuf, &mut HashMap<String, std::sync::Arc<str>>)>) -> Graph {
+fn build_graph(
+    env: &str,
+    docs: Vec<RenderedDoc>,
+    policy: &Policy,
+    templates: Option<(&PathBuf, &mut HashMap<String, std::sync::Arc<str>>)>,
+) -> Graph {
     let mut objects = Vec::with_capacity(docs.len());
     let mut templates = templates;
     for d in docs {
@@ -175,10 +232,36 @@ fn build_graph(env: &str, docs: Vec<RenderedDoc>, policy: &Policy, templates: Op
 fn sort_findings(findings: &mut [Finding], envs: &[EnvReport]) {
     let order: HashMap<&str, usize> = envs.iter().enumerate().map(|(i, e)| (e.name.as_str(), i)).collect();
     findings.sort_by(|a, b| {
-        let ea = a.environment.as_deref().and_then(|e| order.get(e)).copied().unwrap_or(usize::MAX);
-        let eb = b.environment.as_deref().and_then(|e| order.get(e)).copied().unwrap_or(usize::MAX);
-        (ea, &a.release, std::cmp::Reverse(a.sev()), a.rule, &a.source, &a.object, &a.message)
-            .cmp(&(eb, &b.release, std::cmp::Reverse(b.sev()), b.rule, &b.source, &b.object, &b.message))
+        let ea = a
+            .environment
+            .as_deref()
+            .and_then(|e| order.get(e))
+            .copied()
+            .unwrap_or(usize::MAX);
+        let eb = b
+            .environment
+            .as_deref()
+            .and_then(|e| order.get(e))
+            .copied()
+            .unwrap_or(usize::MAX);
+        (
+            ea,
+            &a.release,
+            std::cmp::Reverse(a.sev()),
+            a.rule,
+            &a.source,
+            &a.object,
+            &a.message,
+        )
+            .cmp(&(
+                eb,
+                &b.release,
+                std::cmp::Reverse(b.sev()),
+                b.rule,
+                &b.source,
+                &b.object,
+                &b.message,
+            ))
     });
 }
 
@@ -189,4 +272,3 @@ pub fn describe(args: &CheckArgs) -> String {
         None => format!("stack {}", args.file.display()),
     }
 }
-

@@ -83,7 +83,10 @@ impl Finding {
             namespace: obj.namespace.clone(),
             name: obj.name.clone(),
         });
-        f.source = obj.prov.file.clone().map(|file| SourceRef { file, line: obj.prov.line });
+        f.source = obj.prov.file.clone().map(|file| SourceRef {
+            file,
+            line: obj.prov.line,
+        });
         f
     }
 
@@ -97,11 +100,21 @@ impl Finding {
     }
 
     /// A finding about the helmfile state (a release or a state file line).
-    pub fn state(rule: &'static str, environment: Option<&str>, release: Option<String>, file: &str, line: Option<usize>, message: impl Into<String>) -> Finding {
+    pub fn state(
+        rule: &'static str,
+        environment: Option<&str>,
+        release: Option<String>,
+        file: &str,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> Finding {
         let mut f = Finding::new(rule, message);
         f.environment = environment.map(str::to_string);
         f.release = release;
-        f.source = Some(SourceRef { file: file.to_string(), line });
+        f.source = Some(SourceRef {
+            file: file.to_string(),
+            line,
+        });
         f
     }
 

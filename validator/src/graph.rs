@@ -71,7 +71,11 @@ pub struct ObjKey {
 
 impl std::fmt::Display for ObjKey {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let g = if self.group.is_empty() { String::new() } else { format!(".{}", self.group) };
+        let g = if self.group.is_empty() {
+            String::new()
+        } else {
+            format!(".{}", self.group)
+        };
         match &self.namespace {
             Some(ns) => write!(f, "{}{g} {ns}/{}", self.kind, self.name),
             None => write!(f, "{}{g} {}", self.kind, self.name),
@@ -103,7 +107,14 @@ impl Object {
                 .map(str::to_string)
                 .or_else(|| default_ns.map(str::to_string))
         };
-        Some(Object { api_version, kind, namespace, name, body, prov })
+        Some(Object {
+            api_version,
+            kind,
+            namespace,
+            name,
+            body,
+            prov,
+        })
     }
 
     pub fn group(&self) -> &str {
@@ -178,7 +189,10 @@ impl Object {
         if let Some(own) = self.prov.line.filter(|l| *l >= 1 && *l <= lines.len()) {
             let is_sep = |l: &str| l.trim_end() == "---" || l.starts_with("--- ");
             let start = lines[..own].iter().rposition(|l| is_sep(l)).map_or(0, |i| i + 1);
-            let end = lines[own..].iter().position(|l| is_sep(l)).map_or(lines.len(), |i| own + i);
+            let end = lines[own..]
+                .iter()
+                .position(|l| is_sep(l))
+                .map_or(lines.len(), |i| own + i);
             if let Some(i) = lines[start..end].iter().position(|l| l.contains(needle)) {
                 return Some(start + i + 1);
             }
@@ -200,7 +214,11 @@ pub struct Graph {
 
 impl Graph {
     pub fn new(environment: impl Into<String>, objects: Vec<Object>) -> Graph {
-        let mut g = Graph { environment: environment.into(), objects: Vec::new(), index: BTreeMap::new() };
+        let mut g = Graph {
+            environment: environment.into(),
+            objects: Vec::new(),
+            index: BTreeMap::new(),
+        };
         for o in objects {
             g.push(o);
         }
@@ -232,7 +250,11 @@ impl Graph {
             namespace: namespace.map(str::to_string),
             name: name.to_string(),
         };
-        self.index.get(&key).into_iter().flatten().map(move |&i| &self.objects[i])
+        self.index
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .map(move |&i| &self.objects[i])
     }
 
     /// Objects of a kind (any group) — rules usually filter by kind first.
@@ -242,7 +264,9 @@ impl Graph {
 
     /// Objects of a group and kind.
     pub fn of<'a>(&'a self, group: &'a str, kind: &'a str) -> impl Iterator<Item = &'a Object> + 'a {
-        self.objects.iter().filter(move |o| o.kind == kind && o.group() == group)
+        self.objects
+            .iter()
+            .filter(move |o| o.kind == kind && o.group() == group)
     }
 
     /// Identities rendered more than once, with their objects.
@@ -270,9 +294,19 @@ mod tests {
     #[test]
     fn namespace_defaults_and_cluster_scope() {
         let p = Provenance::default();
-        let cm = Object::from_value(json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}), Some("nvcf"), p.clone()).unwrap();
+        let cm = Object::from_value(
+            json!({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"}}),
+            Some("nvcf"),
+            p.clone(),
+        )
+        .unwrap();
         assert_eq!(cm.namespace.as_deref(), Some("nvcf"));
-        let ci = Object::from_value(json!({"apiVersion":"cert-manager.io/v1","kind":"ClusterIssuer","metadata":{"name":"a","namespace":"x"}}), Some("nvcf"), p).unwrap();
+        let ci = Object::from_value(
+            json!({"apiVersion":"cert-manager.io/v1","kind":"ClusterIssuer","metadata":{"name":"a","namespace":"x"}}),
+            Some("nvcf"),
+            p,
+        )
+        .unwrap();
         assert_eq!(ci.namespace, None);
         let g = Graph::new("e", vec![cm.clone(), ci, cm]);
         assert!(g.get("", "ConfigMap", Some("nvcf"), "a").is_some());
@@ -289,8 +323,17 @@ mod line_tests {
     #[test]
     fn line_of_prefers_the_objects_own_document() {
         let text: std::sync::Arc<str> = "kind: A\nimage: x\n---\nkind: B\nimage: y\n".into();
-        let prov = Provenance { line: Some(4), template_text: Some(text), ..Provenance::default() };
-        let o = Object::from_value(json!({"apiVersion":"v1","kind":"B","metadata":{"name":"b"}}), None, prov).unwrap();
+        let prov = Provenance {
+            line: Some(4),
+            template_text: Some(text),
+            ..Provenance::default()
+        };
+        let o = Object::from_value(
+            json!({"apiVersion":"v1","kind":"B","metadata":{"name":"b"}}),
+            None,
+            prov,
+        )
+        .unwrap();
         assert_eq!(o.line_of("image:"), Some(5));
         assert_eq!(o.line_of("kind: A"), Some(1));
         assert_eq!(o.line_of("absent"), Some(4));

@@ -11,7 +11,11 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(name = "nvcf-validate", version, about = "Render gate for the NVCF control-plane Helmfile stack")]
+#[command(
+    name = "nvcf-validate",
+    version,
+    about = "Render gate for the NVCF control-plane Helmfile stack"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
@@ -27,9 +31,7 @@ enum Cmd {
         format: catalog::CatalogFormat,
     },
     /// Explain a rule: what it does, why it matters, how to fix, an example.
-    Explain {
-        rule: String,
-    },
+    Explain { rule: String },
     /// Print the nvcf-trust-bundle-v1 fingerprint of a PEM bundle.
     Fingerprint(commands::fingerprint::Args),
     /// Certificate commands.
@@ -140,8 +142,12 @@ fn check(c: &Check) -> i32 {
     let color = c.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let text = report::render(&report, c.format, color);
     let written = match &c.output {
-        Some(path) => std::fs::write(path, &text).map_err(|e| format!("cannot write report to {}: {e}", path.display())),
-        None => std::io::stdout().write_all(text.as_bytes()).map_err(|e| format!("cannot write report: {e}")),
+        Some(path) => {
+            std::fs::write(path, &text).map_err(|e| format!("cannot write report to {}: {e}", path.display()))
+        }
+        None => std::io::stdout()
+            .write_all(text.as_bytes())
+            .map_err(|e| format!("cannot write report: {e}")),
     };
     if let Err(e) = written {
         eprintln!("nvcf-validate: {e}");

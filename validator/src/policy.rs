@@ -13,7 +13,7 @@ pub const DEFAULT_POLICY_FILE: &str = "validator-policy.yaml";
 /// Rules that may never be waived unless the policy says otherwise.
 pub const DEFAULT_NEVER_WAIVE: &[&str] = &["insecure-flag", "plaintext-endpoint"];
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Policy {
     /// Path of the policy file as given / found, `None` for the built-in default.
     pub file: Option<String>,
@@ -23,12 +23,6 @@ pub struct Policy {
     /// Severity overrides by rule id (`error`, `warning`, `allow`); the command line's
     /// `-D/-W/-A` take precedence.
     pub severity: std::collections::BTreeMap<String, Level>,
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy { file: None, settings: Settings::default(), externals: Vec::new(), waivers: Vec::new(), severity: Default::default() }
-    }
 }
 
 /// A severity override.
@@ -105,7 +99,10 @@ fn default_gw_channel() -> String {
 
 impl Default for GatewayApi {
     fn default() -> Self {
-        GatewayApi { version: default_gw_version(), channel: default_gw_channel() }
+        GatewayApi {
+            version: default_gw_version(),
+            channel: default_gw_channel(),
+        }
     }
 }
 
@@ -244,16 +241,27 @@ impl Policy {
         let lines = list_item_lines(text, "waivers");
         for (i, w) in raw.waivers.into_iter().enumerate() {
             let n = i + 1;
-            let rule = w.rule.filter(|r| !r.trim().is_empty()).with_context(|| format!("{display}: waiver #{n} has no `rule`"))?;
+            let rule = w
+                .rule
+                .filter(|r| !r.trim().is_empty())
+                .with_context(|| format!("{display}: waiver #{n} has no `rule`"))?;
             if crate::rules::find(&rule).is_none() {
                 bail!("{display}: waiver #{n} names unknown rule `{rule}` (see `nvcf-validate rules`)");
             }
-            let target = w.target.with_context(|| format!("{display}: waiver #{n} ({rule}) has no `target`; say which environment/release/object it covers"))?;
+            let target = w.target.with_context(|| {
+                format!(
+                    "{display}: waiver #{n} ({rule}) has no `target`; say which environment/release/object it covers"
+                )
+            })?;
             if target == Target::default() {
                 bail!("{display}: waiver #{n} ({rule}) has an empty `target`; name at least an environment, release or object");
             }
-            let reason = w.reason.filter(|r| !r.trim().is_empty()).with_context(|| format!("{display}: waiver #{n} ({rule}) has no `reason`; every waiver must say why"))?;
-            let expires_raw = w.expires.with_context(|| format!("{display}: waiver #{n} ({rule}) has no `expires` date (YYYY-MM-DD); waivers must expire"))?;
+            let reason = w.reason.filter(|r| !r.trim().is_empty()).with_context(|| {
+                format!("{display}: waiver #{n} ({rule}) has no `reason`; every waiver must say why")
+            })?;
+            let expires_raw = w.expires.with_context(|| {
+                format!("{display}: waiver #{n} ({rule}) has no `expires` date (YYYY-MM-DD); waivers must expire")
+            })?;
             let expires_text = match &expires_raw {
                 Value::String(s) => s.clone(),
                 other => other.to_string(),
@@ -262,7 +270,14 @@ impl Policy {
             let expires = Date::parse(expires_text.trim(), &fmt).with_context(|| {
                 format!("{display}: waiver #{n} ({rule}): `expires: {expires_text}` is not a date (YYYY-MM-DD)")
             })?;
-            waivers.push(Waiver { rule, target, reason, expires, index: n, line: lines.get(i).copied() });
+            waivers.push(Waiver {
+                rule,
+                target,
+                reason,
+                expires,
+                index: n,
+                line: lines.get(i).copied(),
+            });
         }
         for rule in raw.severity.keys() {
             if crate::rules::find(rule).is_none() {

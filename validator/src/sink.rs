@@ -27,7 +27,11 @@ impl Overrides {
             check_override(policy, rule, *level, &format!("{policy_name}: severity"))?;
             map.insert(rule.clone(), *level);
         }
-        for (flag, list, level) in [("-D", deny, Level::Error), ("-W", warn, Level::Warning), ("-A", allow, Level::Allow)] {
+        for (flag, list, level) in [
+            ("-D", deny, Level::Error),
+            ("-W", warn, Level::Warning),
+            ("-A", allow, Level::Allow),
+        ] {
             for rule in list {
                 if rules::find(rule).is_none() {
                     bail!("{flag} {rule}: unknown rule (see `nvcf-validate rules`)");
@@ -85,9 +89,23 @@ pub fn apply(findings: Vec<Finding>, policy: &Policy, overrides: &Overrides, tod
         let (rule, sev, msg) = if !policy.may_waive(&w.rule) {
             (prules::WAIVER_FORBIDDEN, Severity::Error, format!("waiver #{} for `{}` is refused: this rule may never be waived (settings.neverWaive); the findings it targets stand", w.index, w.rule))
         } else if w.expires < today {
-            (prules::WAIVER_EXPIRED, Severity::Error, format!("waiver #{} for `{}` expired on {} (reason was: {}); it no longer waives anything", w.index, w.rule, w.expires, w.reason))
+            (
+                prules::WAIVER_EXPIRED,
+                Severity::Error,
+                format!(
+                    "waiver #{} for `{}` expired on {} (reason was: {}); it no longer waives anything",
+                    w.index, w.rule, w.expires, w.reason
+                ),
+            )
         } else if !used[i] {
-            (prules::WAIVER_UNUSED, Severity::Warning, format!("waiver #{} for `{}` matched no finding; delete it or correct its target", w.index, w.rule))
+            (
+                prules::WAIVER_UNUSED,
+                Severity::Warning,
+                format!(
+                    "waiver #{} for `{}` matched no finding; delete it or correct its target",
+                    w.index, w.rule
+                ),
+            )
         } else {
             continue;
         };
@@ -169,7 +187,11 @@ mod tests {
              - {rule: insecure-flag, target: {environment: default}, reason: r4, expires: 2027-01-01}\n",
         );
         let out = apply(
-            vec![finding("image-pinned", "default"), finding("image-pinned", "other"), finding("insecure-flag", "default")],
+            vec![
+                finding("image-pinned", "default"),
+                finding("image-pinned", "other"),
+                finding("insecure-flag", "default"),
+            ],
             &p,
             &Overrides::default(),
             date!(2026 - 11 - 29),
@@ -194,7 +216,12 @@ mod tests {
     fn overrides_apply_and_never_waive_cannot_be_lowered() {
         let p = Policy::default();
         let o = Overrides::new(&p, &[], &["image-pinned".into()], &["object-one-owner".into()]).unwrap();
-        let out = apply(vec![finding("image-pinned", "d"), finding("object-one-owner", "d")], &p, &o, date!(2026 - 11 - 29));
+        let out = apply(
+            vec![finding("image-pinned", "d"), finding("object-one-owner", "d")],
+            &p,
+            &o,
+            date!(2026 - 11 - 29),
+        );
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].sev(), Severity::Warning);
         let err = Overrides::new(&p, &[], &[], &["insecure-flag".into()]).unwrap_err();
@@ -204,11 +231,23 @@ mod tests {
 
     #[test]
     fn waiver_needs_reason_and_expiry() {
-        let e = Policy::parse("waivers:\n- {rule: image-pinned, target: {environment: d}, expires: 2027-01-01}\n", "p.yaml").unwrap_err();
+        let e = Policy::parse(
+            "waivers:\n- {rule: image-pinned, target: {environment: d}, expires: 2027-01-01}\n",
+            "p.yaml",
+        )
+        .unwrap_err();
         assert!(format!("{e:#}").contains("no `reason`"), "{e:#}");
-        let e = Policy::parse("waivers:\n- {rule: image-pinned, target: {environment: d}, reason: x}\n", "p.yaml").unwrap_err();
+        let e = Policy::parse(
+            "waivers:\n- {rule: image-pinned, target: {environment: d}, reason: x}\n",
+            "p.yaml",
+        )
+        .unwrap_err();
         assert!(format!("{e:#}").contains("no `expires`"), "{e:#}");
-        let e = Policy::parse("waivers:\n- {rule: image-pinned, target: {environment: d}, reason: x, expires: soon}\n", "p.yaml").unwrap_err();
+        let e = Policy::parse(
+            "waivers:\n- {rule: image-pinned, target: {environment: d}, reason: x, expires: soon}\n",
+            "p.yaml",
+        )
+        .unwrap_err();
         assert!(format!("{e:#}").contains("not a date"), "{e:#}");
     }
 }

@@ -30,10 +30,14 @@ pub fn documents(text: &str) -> Result<Vec<Doc>> {
             .lines()
             .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
         if meaningful {
-            let value: Value = from_str(&body)
-                .with_context(|| format!("YAML document {} (starting at line {start})", *index))?;
+            let value: Value =
+                from_str(&body).with_context(|| format!("YAML document {} (starting at line {start})", *index))?;
             if !value.is_null() {
-                docs.push(Doc { value, line: first_content_line(&body, start), index: *index });
+                docs.push(Doc {
+                    value,
+                    line: first_content_line(&body, start),
+                    index: *index,
+                });
             }
         }
         *index += 1;

@@ -23,7 +23,10 @@ const REMOTE_SELECTOR: &str = "name!=cert-manager,name!=openbao";
 // ------------------------------------------------------------------ tools and files
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("validator/ has a parent").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("validator/ has a parent")
+        .to_path_buf()
 }
 
 fn tool(name: &str) -> PathBuf {
@@ -31,17 +34,28 @@ fn tool(name: &str) -> PathBuf {
     if p.is_file() {
         return p;
     }
-    panic!("{} not found: run ./ci/setup (it installs the pinned, hash-verified helm, helmfile and bao into .tools/bin)", p.display())
+    panic!(
+        "{} not found: run ./ci/setup (it installs the pinned, hash-verified helm, helmfile and bao into .tools/bin)",
+        p.display()
+    )
 }
 
 fn text(o: &Output) -> String {
-    format!("--- stdout\n{}\n--- stderr\n{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+    format!(
+        "--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
 }
 
 /// A fresh scratch directory under the system temp dir.
 fn scratch() -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
-    let d = std::env::temp_dir().join(format!("nvcf-charts-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+    let d = std::env::temp_dir().join(format!(
+        "nvcf-charts-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
     std::fs::create_dir_all(&d).expect("create scratch dir");
     d
 }
@@ -84,7 +98,9 @@ impl Doc {
     fn list(&self, key: &str) -> Vec<String> {
         let mut lines = self.body.lines();
         let header = format!("{key}:");
-        let Some(start) = lines.by_ref().find(|l| l.trim_start() == header) else { return Vec::new() };
+        let Some(start) = lines.by_ref().find(|l| l.trim_start() == header) else {
+            return Vec::new();
+        };
         let indent = start.len() - start.trim_start().len();
         let mut out = Vec::new();
         for l in lines {
@@ -107,7 +123,10 @@ fn parse_docs(yaml: &str) -> Vec<Doc> {
     let mut cur = String::new();
     let flush = |cur: &mut String, docs: &mut Vec<Doc>| {
         let body = std::mem::take(cur);
-        let kind = body.lines().find_map(|l| l.strip_prefix("kind: ")).map(|s| s.trim().to_string());
+        let kind = body
+            .lines()
+            .find_map(|l| l.strip_prefix("kind: "))
+            .map(|s| s.trim().to_string());
         let Some(kind) = kind else { return };
         let mut in_meta = false;
         let (mut name, mut namespace) = (String::new(), String::new());
@@ -128,7 +147,12 @@ fn parse_docs(yaml: &str) -> Vec<Doc> {
                 }
             }
         }
-        docs.push(Doc { kind, name, namespace, body });
+        docs.push(Doc {
+            kind,
+            name,
+            namespace,
+            body,
+        });
     };
     for line in yaml.lines() {
         if line == "---" {
@@ -152,7 +176,9 @@ impl Rendered {
         self.docs.iter().filter(|d| d.kind == kind).collect()
     }
     fn find(&self, kind: &str, namespace: &str, name: &str) -> Option<&Doc> {
-        self.docs.iter().find(|d| d.kind == kind && d.name == name && d.namespace == namespace)
+        self.docs
+            .iter()
+            .find(|d| d.kind == kind && d.name == name && d.namespace == namespace)
     }
     fn get(&self, kind: &str, namespace: &str, name: &str) -> &Doc {
         self.find(kind, namespace, name)
@@ -174,9 +200,16 @@ fn render(env: &str) -> &'static Rendered {
         .args(["--no-color", "--selector", REMOTE_SELECTOR, "template", "--skip-deps"])
         .output()
         .expect("run helmfile");
-    assert!(out.status.success(), "helmfile -e {env} template failed:\n{}", text(&out));
+    assert!(
+        out.status.success(),
+        "helmfile -e {env} template failed:\n{}",
+        text(&out)
+    );
     let yaml = String::from_utf8(out.stdout).expect("UTF-8 render");
-    let r: &'static Rendered = Box::leak(Box::new(Rendered { env: env.to_string(), docs: parse_docs(&yaml) }));
+    let r: &'static Rendered = Box::leak(Box::new(Rendered {
+        env: env.to_string(),
+        docs: parse_docs(&yaml),
+    }));
     cache.lock().unwrap().insert(env.to_string(), r);
     r
 }
@@ -221,17 +254,29 @@ fn every_release_is_declared_once_in_its_namespace() {
 #[test]
 fn state_is_plain_yaml_with_exact_upstream_versions() {
     let state = read("helmfile.yaml");
-    assert!(!state.contains("{{"), "helmfile.yaml must stay untemplated (helmfile 1.x only templates .gotmpl)");
+    assert!(
+        !state.contains("{{"),
+        "helmfile.yaml must stay untemplated (helmfile 1.x only templates .gotmpl)"
+    );
     assert!(!state.contains("devel:"), "no devel: in helmfile.yaml");
     let lock = read("charts.lock.yaml");
     for (release, version) in [("cert-manager", "v1.19.1"), ("openbao", "0.23.2")] {
-        assert!(state.contains(&format!("version: {version}")), "helmfile.yaml pins {release} {version}");
-        assert!(lock.contains(&format!("release: {release}")) && lock.contains(&format!("version: {version}")), "charts.lock.yaml pins {release} {version}");
+        assert!(
+            state.contains(&format!("version: {version}")),
+            "helmfile.yaml pins {release} {version}"
+        );
+        assert!(
+            lock.contains(&format!("release: {release}")) && lock.contains(&format!("version: {version}")),
+            "charts.lock.yaml pins {release} {version}"
+        );
     }
     let digests: Vec<&str> = lock.lines().filter_map(|l| l.trim().strip_prefix("sha256: ")).collect();
     assert_eq!(digests.len(), 2, "one sha256 per upstream chart");
     for d in digests {
-        assert!(d.len() == 64 && d.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)), "sha256 {d:?}");
+        assert!(
+            d.len() == 64 && d.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+            "sha256 {d:?}"
+        );
     }
 }
 
@@ -248,7 +293,13 @@ fn environment_namespaces_match_the_state() {
             .to_string()
     };
     let releases = declared_releases();
-    let ns = |release: &str| releases.iter().find(|(n, _)| n == release).map(|(_, ns)| ns.clone()).unwrap();
+    let ns = |release: &str| {
+        releases
+            .iter()
+            .find(|(n, _)| n == release)
+            .map(|(_, ns)| ns.clone())
+            .unwrap()
+    };
     assert_eq!(ns_of("certManager"), ns("cert-manager"));
     assert_eq!(ns_of("openbao"), ns("openbao"));
     assert_eq!(ns_of("nvcf"), ns("nvcf-pki"));
@@ -270,8 +321,15 @@ fn every_environment_renders_with_the_router_contract() {
             "--backend-connectivity=reverse",
         ];
         assert_eq!(&args[..3], &want_prefix, "{env}: router args {args:?}");
-        let flag = |f: &str| args.iter().find_map(|a| a.strip_prefix(&format!("{f}="))).unwrap_or_else(|| panic!("{env}: no {f} in {args:?}"));
-        assert!(flag("--advertised-hostname-template").starts_with("{pod_name}."), "{env}");
+        let flag = |f: &str| {
+            args.iter()
+                .find_map(|a| a.strip_prefix(&format!("{f}=")))
+                .unwrap_or_else(|| panic!("{env}: no {f} in {args:?}"))
+        };
+        assert!(
+            flag("--advertised-hostname-template").starts_with("{pod_name}."),
+            "{env}"
+        );
         assert!(flag("--grpc-pylon-dial-addr").starts_with("https://"), "{env}");
         assert!(!flag("--reverse-tunnel-pylon-dial-addr").contains("://"), "{env}");
         assert_eq!(flag("--tls-cert-path"), "/etc/stargate/tls/tls.crt", "{env}");
@@ -279,9 +337,23 @@ fn every_environment_renders_with_the_router_contract() {
         assert_eq!(args.len(), 8, "{env}: exactly the contract flags: {args:?}");
 
         // TLS: one whole secret volume, no subPath, no env, no checksum annotation.
-        assert!(sts.has("      volumes:\n        - name: tls\n          secret:\n            secretName: request-router-tls\n"), "{env}: {}", sts.body);
+        assert!(
+            sts.has(
+                "      volumes:\n        - name: tls\n          secret:\n            secretName: request-router-tls\n"
+            ),
+            "{env}: {}",
+            sts.body
+        );
         assert!(sts.has("mountPath: /etc/stargate/tls\n"), "{env}");
-        for bad in ["subPath:", "checksum/", "STARGATE_QUIC_INSECURE", "--quic-insecure", "--enable-dev-peer-forwarding", "--allow-insecure-remote-watch-http", ":latest"] {
+        for bad in [
+            "subPath:",
+            "checksum/",
+            "STARGATE_QUIC_INSECURE",
+            "--quic-insecure",
+            "--enable-dev-peer-forwarding",
+            "--allow-insecure-remote-watch-http",
+            ":latest",
+        ] {
             assert!(!sts.has(bad), "{env}: StatefulSet contains {bad}");
         }
         assert!(sts.has("image: \"nvcr.io/"), "{env}: router image from nvcr.io");
@@ -289,26 +361,54 @@ fn every_environment_renders_with_the_router_contract() {
         // Services: headless + ClusterIP with the four ports; gRPC is h2c, QUIC is UDP.
         for svc in ["request-router", "request-router-headless"] {
             let s = r.get("Service", "nvcf", svc);
-            assert!(s.has("port: 50071\n      targetPort: grpc\n      protocol: TCP\n"), "{env}: {svc} grpc port");
+            assert!(
+                s.has("port: 50071\n      targetPort: grpc\n      protocol: TCP\n"),
+                "{env}: {svc} grpc port"
+            );
             assert!(s.has("appProtocol: kubernetes.io/h2c"), "{env}: {svc} grpc is h2c");
-            assert!(s.has("port: 50072\n      targetPort: quic\n      protocol: UDP\n"), "{env}: {svc} quic is UDP");
-            assert!(s.has("port: 8000\n") && s.has("port: 9090\n"), "{env}: {svc} http/metrics");
+            assert!(
+                s.has("port: 50072\n      targetPort: quic\n      protocol: UDP\n"),
+                "{env}: {svc} quic is UDP"
+            );
+            assert!(
+                s.has("port: 8000\n") && s.has("port: 9090\n"),
+                "{env}: {svc} http/metrics"
+            );
         }
-        assert!(r.get("Service", "nvcf", "request-router-headless").has("clusterIP: None"), "{env}");
+        assert!(
+            r.get("Service", "nvcf", "request-router-headless")
+                .has("clusterIP: None"),
+            "{env}"
+        );
 
         // Worker gRPC: GRPCRoute on the Gateway's HTTPS listener, whose hostname is the dial host.
-        let grpc_host = flag("--grpc-pylon-dial-addr").trim_start_matches("https://").split(':').next().unwrap().to_string();
+        let grpc_host = flag("--grpc-pylon-dial-addr")
+            .trim_start_matches("https://")
+            .split(':')
+            .next()
+            .unwrap()
+            .to_string();
         let route = r.get("GRPCRoute", "nvcf", "request-router-worker-grpc");
         assert!(route.has("apiVersion: gateway.networking.k8s.io/v1\n"), "{env}");
         assert_eq!(route.list("hostnames"), vec![grpc_host.clone()], "{env}");
-        assert!(route.has("sectionName: worker-grpc") && route.has("port: 50071"), "{env}");
+        assert!(
+            route.has("sectionName: worker-grpc") && route.has("port: 50071"),
+            "{env}"
+        );
         let gw = r.get("Gateway", "nvcf-gateway", "nvcf-gateway");
         assert!(gw.has(&format!("    - name: worker-grpc\n      protocol: HTTPS\n      port: 443\n      hostname: \"{grpc_host}\"\n      tls:\n        mode: Terminate\n")), "{env}: {}", gw.body);
         assert!(gw.has("kubernetes.io/metadata.name: nvcf\n        kinds:\n          - group: gateway.networking.k8s.io\n            kind: GRPCRoute"), "{env}: worker-grpc admits GRPCRoutes from nvcf");
         assert!(!gw.has("protocol: TCP"), "{env}: no plain TCP listener");
-        assert!(gw.has("hostname: \"llm.invocation.nvcf.example.com\""), "{env}: client listener");
+        assert!(
+            gw.has("hostname: \"llm.invocation.nvcf.example.com\""),
+            "{env}: client listener"
+        );
         assert!(r.find("HTTPRoute", "nvcf-gateway", "llm-invocation").is_some(), "{env}");
-        assert!(r.find("ReferenceGrant", "nvcf", "nvcf-gateway-to-request-router").is_some(), "{env}");
+        assert!(
+            r.find("ReferenceGrant", "nvcf", "nvcf-gateway-to-request-router")
+                .is_some(),
+            "{env}"
+        );
 
         // Contract ConfigMaps.
         let bundle = r.get("ConfigMap", "nvcf", "nvcf-trust-bundle");
@@ -316,19 +416,43 @@ fn every_environment_renders_with_the_router_contract() {
         assert!(!bundle.has("PRIVATE KEY"), "{env}");
         let profile = r.get("ConfigMap", "nvcf", "nvcf-worker-profile");
         assert!(profile.has("  profile.yaml: |\n    trustMode: bundle\n"), "{env}");
-        assert_eq!(profile.field("grpcDialAddress").as_deref(), Some(flag("--grpc-pylon-dial-addr")), "{env}");
-        assert_eq!(profile.field("quicDialAddress").as_deref(), Some(flag("--reverse-tunnel-pylon-dial-addr")), "{env}");
-        assert_eq!(profile.field("trustBundleFingerprint"), bundle.field("nvcf.io/trust-bundle-fingerprint"), "{env}");
+        assert_eq!(
+            profile.field("grpcDialAddress").as_deref(),
+            Some(flag("--grpc-pylon-dial-addr")),
+            "{env}"
+        );
+        assert_eq!(
+            profile.field("quicDialAddress").as_deref(),
+            Some(flag("--reverse-tunnel-pylon-dial-addr")),
+            "{env}"
+        );
+        assert_eq!(
+            profile.field("trustBundleFingerprint"),
+            bundle.field("nvcf.io/trust-bundle-fingerprint"),
+            "{env}"
+        );
 
         // Nothing anywhere renders an insecure toggle, a Secret, or a floating image.
         for d in &r.docs {
             assert!(d.kind != "Secret", "{env}: the stack renders no Secret ({})", d.name);
             for bad in ["tls_disable", "insecureSkipVerify: true", ":latest\"", "devel: true"] {
-                assert!(!d.has(bad), "{env}: {} {}/{} contains {bad}", d.kind, d.namespace, d.name);
+                assert!(
+                    !d.has(bad),
+                    "{env}: {} {}/{} contains {bad}",
+                    d.kind,
+                    d.namespace,
+                    d.name
+                );
             }
             // provision.sh names plaintext loopback addresses only to accept them for test servers.
             if d.name != "openbao-pki-provision" {
-                assert!(!d.has("http://"), "{env}: {} {}/{} contains http://", d.kind, d.namespace, d.name);
+                assert!(
+                    !d.has("http://"),
+                    "{env}: {} {}/{} contains http://",
+                    d.kind,
+                    d.namespace,
+                    d.name
+                );
             }
         }
     }
@@ -349,10 +473,26 @@ fn trust_bundle_fingerprint_matches_the_validator() {
             .collect();
         let dir = scratch();
         let file = write(&dir, "bundle.pem", &pem);
-        let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate")).arg("fingerprint").arg(&file).output().expect("run nvcf-validate");
-        assert!(out.status.success(), "{env}: nvcf-validate fingerprint:\n{}", text(&out));
-        let want = String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap_or("").to_string();
-        assert_eq!(bundle.field("nvcf.io/trust-bundle-fingerprint").as_deref(), Some(want.as_str()), "{env}: template fingerprint vs nvcf-validate");
+        let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+            .arg("fingerprint")
+            .arg(&file)
+            .output()
+            .expect("run nvcf-validate");
+        assert!(
+            out.status.success(),
+            "{env}: nvcf-validate fingerprint:\n{}",
+            text(&out)
+        );
+        let want = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .next()
+            .unwrap_or("")
+            .to_string();
+        assert_eq!(
+            bundle.field("nvcf.io/trust-bundle-fingerprint").as_deref(),
+            Some(want.as_str()),
+            "{env}: template fingerprint vs nvcf-validate"
+        );
         let _ = std::fs::remove_dir_all(dir);
     }
 }
@@ -362,51 +502,105 @@ fn default_environment_is_managed_with_in_cluster_workers() {
     let r = render("default");
     let cert = r.get("Certificate", "nvcf", "request-router");
     assert_eq!(cert.field("name").as_deref(), Some("request-router"));
-    assert!(cert.has("    kind: ClusterIssuer\n    name: openbao\n    group: cert-manager.io"), "{}", cert.body);
-    assert_eq!(cert.list("usages"), vec!["server auth", "digital signature", "key encipherment"]);
+    assert!(
+        cert.has("    kind: ClusterIssuer\n    name: openbao\n    group: cert-manager.io"),
+        "{}",
+        cert.body
+    );
+    assert_eq!(
+        cert.list("usages"),
+        vec!["server auth", "digital signature", "key encipherment"]
+    );
     assert!(cert.has("algorithm: ECDSA\n    size: 256\n    rotationPolicy: Always"));
     assert_eq!(cert.field("secretName").as_deref(), Some("request-router-tls"));
     assert_eq!(cert.field("duration").as_deref(), Some("2160h"));
     assert_eq!(cert.field("renewBefore").as_deref(), Some("720h"));
     let dns = cert.list("dnsNames");
-    for n in ["request-router.nvcf.svc", "request-router.nvcf.svc.cluster.local", "*.request-router-headless.nvcf.svc.cluster.local"] {
+    for n in [
+        "request-router.nvcf.svc",
+        "request-router.nvcf.svc.cluster.local",
+        "*.request-router-headless.nvcf.svc.cluster.local",
+    ] {
         assert!(dns.iter().any(|d| d == n), "default: dnsNames {dns:?} lack {n}");
     }
-    assert!(r.find("UDPRoute", "nvcf", "request-router-worker-quic").is_none(), "in-cluster workers need no UDPRoute");
+    assert!(
+        r.find("UDPRoute", "nvcf", "request-router-worker-quic").is_none(),
+        "in-cluster workers need no UDPRoute"
+    );
     assert!(!r.get("Gateway", "nvcf-gateway", "nvcf-gateway").has("protocol: UDP"));
 
     // openbao-issuer: https Vault issuer with CA bundle and SA auth, bootstrap chain, RBAC.
     let vault = r.get("ClusterIssuer", "", "openbao");
-    assert!(vault.has("server: https://openbao.openbao.svc:8200\n"), "{}", vault.body);
+    assert!(
+        vault.has("server: https://openbao.openbao.svc:8200\n"),
+        "{}",
+        vault.body
+    );
     assert!(vault.has("path: pki_int/sign/nvcf-router\n"));
     assert!(vault.has("caBundleSecretRef:\n      name: openbao-bootstrap-ca\n      key: ca.crt"));
     assert!(vault.has("mountPath: /v1/auth/kubernetes\n        role: cert-manager\n        serviceAccountRef:\n          name: openbao-issuer"));
     let role = r.get("Role", "cert-manager", "openbao-issuer-tokenrequest");
-    assert!(role.has("resources: [\"serviceaccounts/token\"]\n    resourceNames: [\"openbao-issuer\"]\n    verbs: [\"create\"]"), "{}", role.body);
-    assert!(r.get("RoleBinding", "cert-manager", "openbao-issuer-tokenrequest").has("name: cert-manager\n    namespace: cert-manager"));
-    assert!(r.get("Issuer", "cert-manager", "openbao-bootstrap-ca-selfsigned").has("selfSigned: {}"));
-    assert!(r.get("Certificate", "cert-manager", "openbao-bootstrap-ca").has("isCA: true"));
-    assert!(r.get("ClusterIssuer", "", "openbao-bootstrap-ca").has("secretName: openbao-bootstrap-ca"));
+    assert!(
+        role.has(
+            "resources: [\"serviceaccounts/token\"]\n    resourceNames: [\"openbao-issuer\"]\n    verbs: [\"create\"]"
+        ),
+        "{}",
+        role.body
+    );
+    assert!(r
+        .get("RoleBinding", "cert-manager", "openbao-issuer-tokenrequest")
+        .has("name: cert-manager\n    namespace: cert-manager"));
+    assert!(r
+        .get("Issuer", "cert-manager", "openbao-bootstrap-ca-selfsigned")
+        .has("selfSigned: {}"));
+    assert!(r
+        .get("Certificate", "cert-manager", "openbao-bootstrap-ca")
+        .has("isCA: true"));
+    assert!(r
+        .get("ClusterIssuer", "", "openbao-bootstrap-ca")
+        .has("secretName: openbao-bootstrap-ca"));
     let server = r.get("Certificate", "openbao", "openbao-server-tls");
-    assert!(server.has("- openbao.openbao.svc\n") && server.has("- server auth"), "{}", server.body);
+    assert!(
+        server.has("- openbao.openbao.svc\n") && server.has("- server auth"),
+        "{}",
+        server.body
+    );
     let role_cm = r.get("ConfigMap", "openbao", "openbao-pki-role");
     assert_eq!(role_cm.field("issuer").as_deref(), Some("openbao"));
-    for kv in ["\\\"server_flag\\\":true", "\\\"client_flag\\\":false", "\\\"key_type\\\":\\\"ec\\\"", "\\\"key_bits\\\":256", "\\\"require_cn\\\":false", "\\\"allow_glob_domains\\\":false", "\\\"max_ttl\\\":\\\"2160h\\\""] {
+    for kv in [
+        "\\\"server_flag\\\":true",
+        "\\\"client_flag\\\":false",
+        "\\\"key_type\\\":\\\"ec\\\"",
+        "\\\"key_bits\\\":256",
+        "\\\"require_cn\\\":false",
+        "\\\"allow_glob_domains\\\":false",
+        "\\\"max_ttl\\\":\\\"2160h\\\"",
+    ] {
         assert!(role_cm.has(kv), "role.json lacks {kv}: {}", role_cm.body);
     }
     let provision = r.get("ConfigMap", "openbao", "openbao-pki-provision");
     assert!(provision.has("  provision.sh: |\n    #!/bin/sh\n"));
-    assert!(r.all("Job").iter().any(|j| j.name.starts_with("openbao-pki-provision-") && j.has("image: \"quay.io/openbao/openbao:2.4.4\"")));
+    assert!(r
+        .all("Job")
+        .iter()
+        .any(|j| j.name.starts_with("openbao-pki-provision-") && j.has("image: \"quay.io/openbao/openbao:2.4.4\"")));
 }
 
 #[test]
 fn split_cluster_exposes_workers_through_the_gateway() {
     let r = render("split-cluster");
     let udp = r.get("UDPRoute", "nvcf", "request-router-worker-quic");
-    assert!(udp.has("apiVersion: gateway.networking.k8s.io/v1\n"), "Gateway API v1.6 standard: UDPRoute v1");
+    assert!(
+        udp.has("apiVersion: gateway.networking.k8s.io/v1\n"),
+        "Gateway API v1.6 standard: UDPRoute v1"
+    );
     assert!(udp.has("sectionName: worker-quic") && udp.has("port: 50072"));
     let gw = r.get("Gateway", "nvcf-gateway", "nvcf-gateway");
-    assert!(gw.has("    - name: worker-quic\n      protocol: UDP\n      port: 50072\n"), "{}", gw.body);
+    assert!(
+        gw.has("    - name: worker-quic\n      protocol: UDP\n      port: 50072\n"),
+        "{}",
+        gw.body
+    );
     let dns = r.get("Certificate", "nvcf", "request-router").list("dnsNames");
     for n in ["*.router.workers.nvcf.example.com", "quic.workers.nvcf.example.com"] {
         assert!(dns.iter().any(|d| d == n), "split-cluster: dnsNames {dns:?} lack {n}");
@@ -420,13 +614,26 @@ fn split_cluster_exposes_workers_through_the_gateway() {
 fn customer_issuer_uses_the_customer_issuer_and_no_openbao() {
     let r = render("customer-issuer");
     for c in r.all("Certificate") {
-        assert!(c.has("kind: ClusterIssuer\n    name: customer-ca\n    group: cert-manager.io"), "{}/{}: {}", c.namespace, c.name, c.body);
+        assert!(
+            c.has("kind: ClusterIssuer\n    name: customer-ca\n    group: cert-manager.io"),
+            "{}/{}: {}",
+            c.namespace,
+            c.name,
+            c.body
+        );
     }
     assert_eq!(r.all("Certificate").len(), 3, "router + two listener certificates");
     for d in &r.docs {
-        assert!(d.namespace != "openbao" && !d.name.contains("openbao"), "customer-issuer renders nothing OpenBao: {} {}", d.kind, d.name);
+        assert!(
+            d.namespace != "openbao" && !d.name.contains("openbao"),
+            "customer-issuer renders nothing OpenBao: {} {}",
+            d.kind,
+            d.name
+        );
     }
-    assert!(r.get("ConfigMap", "nvcf", "nvcf-trust-bundle").has(&first_cert_line("examples/pki/customer-issuer-root.pem")));
+    assert!(r
+        .get("ConfigMap", "nvcf", "nvcf-trust-bundle")
+        .has(&first_cert_line("examples/pki/customer-issuer-root.pem")));
 }
 
 #[test]
@@ -434,13 +641,24 @@ fn customer_secret_renders_no_certificate_and_no_secret() {
     let r = render("customer-secret");
     assert!(r.all("Certificate").is_empty(), "secret mode renders no Certificate");
     assert!(r.all("Issuer").is_empty() && r.all("ClusterIssuer").is_empty());
-    assert!(r.get("StatefulSet", "nvcf", "request-router").has("secretName: request-router-tls"));
+    assert!(r
+        .get("StatefulSet", "nvcf", "request-router")
+        .has("secretName: request-router-tls"));
     let gw = r.get("Gateway", "nvcf-gateway", "nvcf-gateway");
     assert!(gw.has("name: worker-grpc-tls") && gw.has("name: llm-invocation-tls"));
-    assert!(r.get("ConfigMap", "nvcf", "nvcf-trust-bundle").has(&first_cert_line("examples/pki/customer-secret-root.pem")));
+    assert!(r
+        .get("ConfigMap", "nvcf", "nvcf-trust-bundle")
+        .has(&first_cert_line("examples/pki/customer-secret-root.pem")));
     let policy = read("validator-policy.yaml");
-    for s in ["name: request-router-tls", "name: worker-grpc-tls", "name: llm-invocation-tls"] {
-        assert!(policy.contains(s), "validator-policy.yaml declares the pre-created Secret ({s})");
+    for s in [
+        "name: request-router-tls",
+        "name: worker-grpc-tls",
+        "name: llm-invocation-tls",
+    ] {
+        assert!(
+            policy.contains(s),
+            "validator-policy.yaml declares the pre-created Secret ({s})"
+        );
     }
 }
 
@@ -455,7 +673,11 @@ fn example_pems_are_public_certificates_only() {
         let p = entry.unwrap().path();
         let t = std::fs::read_to_string(&p).unwrap();
         assert!(!t.contains("PRIVATE KEY"), "{} holds a private key", p.display());
-        assert!(t.contains("-----BEGIN CERTIFICATE-----"), "{} holds no certificate", p.display());
+        assert!(
+            t.contains("-----BEGIN CERTIFICATE-----"),
+            "{} holds no certificate",
+            p.display()
+        );
     }
 }
 
@@ -469,7 +691,14 @@ fn helm_lint_every_chart_with_every_environment() {
             .current_dir(repo())
             .args(["--file", "helmfile.yaml", "--environment", env, "--helm-binary"])
             .arg(tool("helm"))
-            .args(["--no-color", "--selector", REMOTE_SELECTOR, "write-values", "--skip-deps", "--output-file-template"])
+            .args([
+                "--no-color",
+                "--selector",
+                REMOTE_SELECTOR,
+                "write-values",
+                "--skip-deps",
+                "--output-file-template",
+            ])
             .arg(format!("{}/{{{{ .Release.Name }}}}.yaml", dir.display()))
             .output()
             .expect("run helmfile write-values");
@@ -486,7 +715,11 @@ fn helm_lint_every_chart_with_every_environment() {
                 .arg(&values)
                 .output()
                 .expect("run helm lint");
-            assert!(out.status.success(), "helm lint charts/{chart} ({env}):\n{}", text(&out));
+            assert!(
+                out.status.success(),
+                "helm lint charts/{chart} ({env}):\n{}",
+                text(&out)
+            );
             linted += 1;
         }
         assert!(linted >= 3, "{env}: linted {linted} charts");
@@ -516,7 +749,18 @@ fn helm_template(chart: &str, args: &[String]) -> Output {
     let values = write(&dir, "base.yaml", &base_values(chart));
     let out = Command::new(tool("helm"))
         .current_dir(repo())
-        .args(["template", chart, &format!("charts/{chart}"), "--namespace", if chart == "gateway-routes" { "nvcf-gateway" } else { "nvcf" }, "-f"])
+        .args([
+            "template",
+            chart,
+            &format!("charts/{chart}"),
+            "--namespace",
+            if chart == "gateway-routes" {
+                "nvcf-gateway"
+            } else {
+                "nvcf"
+            },
+            "-f",
+        ])
         .arg(&values)
         .args(args)
         .output()
@@ -528,9 +772,17 @@ fn helm_template(chart: &str, args: &[String]) -> Output {
 fn assert_refused(chart: &str, args: &[&str], message: &str) {
     let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
     let out = helm_template(chart, &args);
-    assert!(!out.status.success(), "charts/{chart} rendered with {args:?}; the guard must refuse it:\n{}", text(&out));
+    assert!(
+        !out.status.success(),
+        "charts/{chart} rendered with {args:?}; the guard must refuse it:\n{}",
+        text(&out)
+    );
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains(message), "charts/{chart} with {args:?}: expected the guard message\n  {message}\n{}", text(&out));
+    assert!(
+        err.contains(message),
+        "charts/{chart} with {args:?}: expected the guard message\n  {message}\n{}",
+        text(&out)
+    );
 }
 
 #[test]
@@ -565,8 +817,12 @@ guard!(router_refuses_dev_peer_forwarding, "request-router", ["--set", "enableDe
     "request-router: enableDevPeerForwarding=true would render --enable-dev-peer-forwarding (unauthenticated peer traffic); set enableDevPeerForwarding=false");
 guard!(router_refuses_insecure_remote_watch, "request-router", ["--set", "allowInsecureRemoteWatchHttp=true"],
     "request-router: allowInsecureRemoteWatchHttp=true would render --allow-insecure-remote-watch-http (plaintext watch); set allowInsecureRemoteWatchHttp=false");
-guard!(router_refuses_insecure_extra_args, "request-router", ["--set-string", "extraArgs[0]=--quic-insecure"],
-    "request-router: extraArgs may not contain the insecure flag --quic-insecure; remove it from extraArgs");
+guard!(
+    router_refuses_insecure_extra_args,
+    "request-router",
+    ["--set-string", "extraArgs[0]=--quic-insecure"],
+    "request-router: extraArgs may not contain the insecure flag --quic-insecure; remove it from extraArgs"
+);
 guard!(router_refuses_contract_flags_in_extra_args, "request-router", ["--set-string", "extraArgs[0]=--tls-cert-path=/tmp/x.crt"],
     "request-router: extraArgs may not repeat --tls-cert-path, which the chart renders; set it through router.* / tls.* values instead");
 guard!(router_refuses_quic_insecure_env, "request-router", ["--set", "extraEnv[0].name=STARGATE_QUIC_INSECURE", "--set-string", "extraEnv[0].value=true"],
@@ -577,8 +833,12 @@ guard!(router_refuses_quic_dial_address_with_scheme, "request-router", ["--set",
     "request-router: router.quicDialAddress must be host:port without a scheme; got \"https://quic.workers.nvcf.example.com:50072\"");
 guard!(router_refuses_advertised_template_without_pod_name, "request-router", ["--set", "router.advertisedHostnameTemplate=router.nvcf.example.com"],
     "request-router: router.advertisedHostnameTemplate must start with \"{pod_name}.\" (one one-label wildcard in the Certificate covers every replica); got \"router.nvcf.example.com\"");
-guard!(router_refuses_unknown_workload_kind, "request-router", ["--set", "workload.kind=DaemonSet"],
-    "request-router: unknown workload.kind \"DaemonSet\"; set workload.kind to StatefulSet or Deployment");
+guard!(
+    router_refuses_unknown_workload_kind,
+    "request-router",
+    ["--set", "workload.kind=DaemonSet"],
+    "request-router: unknown workload.kind \"DaemonSet\"; set workload.kind to StatefulSet or Deployment"
+);
 guard!(router_refuses_plain_tcp_worker_grpc, "request-router", ["--set", "workerRoutes.grpc.kind=TCPRoute"],
     "request-router: workerRoutes.grpc.kind=TCPRoute would put worker gRPC on a plain TCP listener (cleartext); set workerRoutes.grpc.kind=GRPCRoute (HTTPS listener, TLS at the Gateway, h2c to 50071)");
 guard!(router_refuses_udproute_unserved_by_gateway_api, "request-router", ["--set", "workerRoutes.quic.enabled=true", "--set", "gatewayApi.version=v1.5"],
@@ -592,11 +852,22 @@ fn router_udproute_api_version_follows_the_gateway_api_value() {
         let out = helm_template("request-router", &a);
         assert!(out.status.success(), "{}", text(&out));
         let docs = parse_docs(&String::from_utf8_lossy(&out.stdout));
-        let udp = docs.into_iter().find(|d| d.kind == "UDPRoute").expect("UDPRoute rendered");
+        let udp = docs
+            .into_iter()
+            .find(|d| d.kind == "UDPRoute")
+            .expect("UDPRoute rendered");
         udp.field("apiVersion").unwrap()
     };
     assert_eq!(v(&[]), "gateway.networking.k8s.io/v1");
-    assert_eq!(v(&["--set", "gatewayApi.version=v1.5", "--set", "gatewayApi.channel=experimental"]), "gateway.networking.k8s.io/v1alpha2");
+    assert_eq!(
+        v(&[
+            "--set",
+            "gatewayApi.version=v1.5",
+            "--set",
+            "gatewayApi.channel=experimental"
+        ]),
+        "gateway.networking.k8s.io/v1alpha2"
+    );
 }
 
 #[test]
@@ -608,20 +879,32 @@ fn router_deployment_is_selectable() {
 }
 
 // nvcf-pki
-guard!(pki_refuses_unknown_mode, "nvcf-pki", ["--set", "mode=vault"],
-    "nvcf-pki: unknown mode \"vault\"; set mode to one of managed, issuer, secret");
+guard!(
+    pki_refuses_unknown_mode,
+    "nvcf-pki",
+    ["--set", "mode=vault"],
+    "nvcf-pki: unknown mode \"vault\"; set mode to one of managed, issuer, secret"
+);
 guard!(pki_refuses_managed_without_cluster_issuer, "nvcf-pki", ["--set", "managed.clusterIssuer="],
     "nvcf-pki: mode=managed needs managed.clusterIssuer (the OpenBao ClusterIssuer rendered by openbao-issuer, default openbao)");
-guard!(pki_refuses_issuer_mode_without_issuer, "nvcf-pki", ["--set", "mode=issuer"],
-    "nvcf-pki: mode=issuer needs the customer's issuer; set issuer.issuerRef.name (and issuer.issuerRef.kind/group)");
+guard!(
+    pki_refuses_issuer_mode_without_issuer,
+    "nvcf-pki",
+    ["--set", "mode=issuer"],
+    "nvcf-pki: mode=issuer needs the customer's issuer; set issuer.issuerRef.name (and issuer.issuerRef.kind/group)"
+);
 guard!(pki_refuses_plaintext_grpc_dial_address, "nvcf-pki", ["--set", "router.grpcDialAddress=grpc.workers.nvcf.example.com:443"],
     "nvcf-pki: router.grpcDialAddress must be https://host:port (workers dial gRPC in plaintext otherwise); got \"grpc.workers.nvcf.example.com:443\"");
 guard!(pki_refuses_quic_dial_address_with_scheme, "nvcf-pki", ["--set", "router.quicDialAddress=quic://quic.workers.nvcf.example.com:50072"],
     "nvcf-pki: router.quicDialAddress must be host:port without a scheme; got \"quic://quic.workers.nvcf.example.com:50072\"");
 guard!(pki_refuses_advertised_template_without_pod_name, "nvcf-pki", ["--set", "router.advertisedHostnameTemplate=router.nvcf.example.com"],
     "nvcf-pki: router.advertisedHostnameTemplate must start with \"{pod_name}.\" so one one-label wildcard covers every replica; got \"router.nvcf.example.com\"");
-guard!(pki_refuses_other_trust_modes, "nvcf-pki", ["--set", "workerProfile.trustMode=system"],
-    "nvcf-pki: workerProfile.trustMode must be \"bundle\" (workers trust only the published bundle); got \"system\"");
+guard!(
+    pki_refuses_other_trust_modes,
+    "nvcf-pki",
+    ["--set", "workerProfile.trustMode=system"],
+    "nvcf-pki: workerProfile.trustMode must be \"bundle\" (workers trust only the published bundle); got \"system\""
+);
 guard!(pki_refuses_insecure_skip_verify, "nvcf-pki", ["--set", "workerProfile.insecureSkipVerify=true"],
     "nvcf-pki: workerProfile.insecureSkipVerify=true turns off worker TLS verification; set workerProfile.insecureSkipVerify=false");
 guard!(pki_refuses_empty_trust_bundle, "nvcf-pki", ["--set", "trustBundle.pem="],
@@ -649,12 +932,28 @@ fn pki_secret_mode_renders_no_certificate_and_issuer_mode_uses_the_customer_issu
     let out = helm_template("nvcf-pki", &["--set".into(), "mode=secret".into()]);
     assert!(out.status.success(), "{}", text(&out));
     let docs = parse_docs(&String::from_utf8_lossy(&out.stdout));
-    assert!(docs.iter().all(|d| d.kind == "ConfigMap"), "mode secret renders only the two ConfigMaps: {:?}", docs.iter().map(|d| &d.kind).collect::<Vec<_>>());
-    let out = helm_template("nvcf-pki", &["--set".into(), "mode=issuer".into(), "--set".into(), "issuer.issuerRef.name=customer-ca".into()]);
+    assert!(
+        docs.iter().all(|d| d.kind == "ConfigMap"),
+        "mode secret renders only the two ConfigMaps: {:?}",
+        docs.iter().map(|d| &d.kind).collect::<Vec<_>>()
+    );
+    let out = helm_template(
+        "nvcf-pki",
+        &[
+            "--set".into(),
+            "mode=issuer".into(),
+            "--set".into(),
+            "issuer.issuerRef.name=customer-ca".into(),
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out));
     let docs = parse_docs(&String::from_utf8_lossy(&out.stdout));
     let cert = docs.iter().find(|d| d.kind == "Certificate").expect("Certificate");
-    assert!(cert.has("kind: ClusterIssuer\n    name: customer-ca\n    group: cert-manager.io"), "{}", cert.body);
+    assert!(
+        cert.has("kind: ClusterIssuer\n    name: customer-ca\n    group: cert-manager.io"),
+        "{}",
+        cert.body
+    );
 }
 
 // openbao-issuer
@@ -664,10 +963,18 @@ guard!(issuer_refuses_empty_allowed_domains, "openbao-issuer", ["--set", "pki.ro
     "openbao-issuer: pki.role.allowedDomains is empty; set it to the router's domains (e.g. request-router.nvcf.svc, request-router-headless.nvcf.svc.cluster.local, workers.<domain>)");
 guard!(issuer_refuses_broad_allowed_domains, "openbao-issuer", ["--set", "pki.role.allowedDomains={svc.cluster.local}"],
     "openbao-issuer: pki.role.allowedDomains entry \"svc.cluster.local\" is too broad (no globs, no bare cluster suffixes); list the router's own domains");
-guard!(issuer_refuses_ec_key_size_mismatch, "openbao-issuer", ["--set", "pki.role.keyBits=2048"],
-    "openbao-issuer: pki.role.keyBits=2048 does not fit keyType=ec; set pki.role.keyBits to 256 or 384");
-guard!(issuer_refuses_rsa_key_size_mismatch, "openbao-issuer", ["--set", "pki.role.keyType=rsa"],
-    "openbao-issuer: pki.role.keyBits=256 does not fit keyType=rsa; set pki.role.keyBits to 2048, 3072 or 4096");
+guard!(
+    issuer_refuses_ec_key_size_mismatch,
+    "openbao-issuer",
+    ["--set", "pki.role.keyBits=2048"],
+    "openbao-issuer: pki.role.keyBits=2048 does not fit keyType=ec; set pki.role.keyBits to 256 or 384"
+);
+guard!(
+    issuer_refuses_rsa_key_size_mismatch,
+    "openbao-issuer",
+    ["--set", "pki.role.keyType=rsa"],
+    "openbao-issuer: pki.role.keyBits=256 does not fit keyType=rsa; set pki.role.keyBits to 2048, 3072 or 4096"
+);
 
 // gateway-routes
 guard!(gateway_refuses_plain_tcp_worker_grpc_listener, "gateway-routes", ["--set", "listeners.workerGrpc.protocol=TCP"],
@@ -678,8 +985,12 @@ guard!(gateway_refuses_certificates_without_issuer, "gateway-routes", ["--set", 
     "gateway-routes: tls.mode=certificate needs an issuer for the listener certificates; set tls.issuerRef.name (and kind/group)");
 guard!(gateway_refuses_missing_gateway_class, "gateway-routes", ["--set", "gateway.className="],
     "gateway-routes: gateway.className is empty; set it to the GatewayClass of your Gateway implementation (or gateway.create=false to attach to an existing Gateway)");
-guard!(gateway_refuses_missing_invocation_hostname, "gateway-routes", ["--set", "listeners.invocation.hostname="],
-    "gateway-routes: listeners.invocation.hostname is empty; set it to llm.invocation.<domain>");
+guard!(
+    gateway_refuses_missing_invocation_hostname,
+    "gateway-routes",
+    ["--set", "listeners.invocation.hostname="],
+    "gateway-routes: listeners.invocation.hostname is empty; set it to llm.invocation.<domain>"
+);
 guard!(gateway_refuses_missing_worker_grpc_hostname, "gateway-routes", ["--set", "listeners.workerGrpc.hostname="],
     "gateway-routes: listeners.workerGrpc.hostname is empty; set it to the host of the workers' gRPC dial address (request-router router.grpcDialAddress)");
 
@@ -689,6 +1000,12 @@ fn gateway_attaches_to_an_existing_gateway() {
     assert!(out.status.success(), "{}", text(&out));
     let docs = parse_docs(&String::from_utf8_lossy(&out.stdout));
     let kinds: Vec<&str> = docs.iter().map(|d| d.kind.as_str()).collect();
-    assert!(!kinds.contains(&"Gateway") && !kinds.contains(&"Certificate"), "{kinds:?}");
-    assert!(kinds.contains(&"HTTPRoute") && kinds.contains(&"ReferenceGrant"), "{kinds:?}");
+    assert!(
+        !kinds.contains(&"Gateway") && !kinds.contains(&"Certificate"),
+        "{kinds:?}"
+    );
+    assert!(
+        kinds.contains(&"HTTPRoute") && kinds.contains(&"ReferenceGrant"),
+        "{kinds:?}"
+    );
 }

@@ -13,13 +13,21 @@ fn repo() -> PathBuf {
 
 fn tools_bin() -> PathBuf {
     let bin = repo().join(".tools/bin");
-    assert!(bin.join("helmfile").is_file() && bin.join("helm").is_file(), "helm/helmfile missing in {}: run ./ci/setup", bin.display());
+    assert!(
+        bin.join("helmfile").is_file() && bin.join("helm").is_file(),
+        "helm/helmfile missing in {}: run ./ci/setup",
+        bin.display()
+    );
     bin
 }
 
 /// PATH with the pinned tools first.
 fn path_with_tools() -> String {
-    format!("{}:{}", tools_bin().display(), std::env::var("PATH").unwrap_or_default())
+    format!(
+        "{}:{}",
+        tools_bin().display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
 
 /// Copy the CLI test stack into a fresh temporary directory (outside the repository, so the
@@ -52,12 +60,19 @@ struct Run {
 fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
     let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
     c.current_dir(dir).args(args);
-    c.env("PATH", path_with_tools()).env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z").env_remove("NVCF_HELM").env_remove("NVCF_HELMFILE");
+    c.env("PATH", path_with_tools())
+        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
+        .env_remove("NVCF_HELM")
+        .env_remove("NVCF_HELMFILE");
     for (k, v) in env {
         c.env(k, v);
     }
     let out: Output = c.output().unwrap();
-    Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr: String::from_utf8_lossy(&out.stderr).into_owned() }
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
 }
 
 /// Check the stack in `dir` with a private cache directory.
@@ -87,8 +102,14 @@ fn every_format_reports_findings_and_unrendered_releases() {
         assert_eq!(r.code, 1, "format {format}: {}", r.stderr);
         let out = normalise(&r.stdout, d.path());
         // The offline remote release is visible in every format, never silent.
-        assert!(out.contains("upstream") && out.contains("not rendered"), "format {format} hides the unrendered release:\n{out}");
-        assert!(out.contains("image-pinned"), "format {format} lacks the finding:\n{out}");
+        assert!(
+            out.contains("upstream") && out.contains("not rendered"),
+            "format {format} hides the unrendered release:\n{out}"
+        );
+        assert!(
+            out.contains("image-pinned"),
+            "format {format} lacks the finding:\n{out}"
+        );
         // The SARIF rule table is the whole registry (its texts have their own test below);
         // the snapshot keeps the results and notifications.
         let out = if format == "sarif" {
@@ -110,11 +131,20 @@ fn json_report_follows_the_contract_schema() {
     let report = json(&r.stdout);
     let schema = json(&std::fs::read_to_string(repo().join("validator/schema/report.schema.json")).unwrap());
     let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator.iter_errors(&report).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    let errors: Vec<String> = validator
+        .iter_errors(&report)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
     assert!(errors.is_empty(), "{errors:#?}");
     assert_eq!(report["summary"]["errors"], 2);
     assert_eq!(report["summary"]["environments"], 2);
-    let up = &report["environments"][0]["releases"].as_array().unwrap().iter().find(|r| r["name"] == "upstream").unwrap().clone();
+    let up = &report["environments"][0]["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "upstream")
+        .unwrap()
+        .clone();
     assert_eq!(up["rendered"], false);
     assert!(up["reason"].as_str().unwrap().contains("--offline"));
 }
@@ -127,7 +157,9 @@ fn sarif_is_strict_consumer_friendly() {
     assert_eq!(sarif["version"], "2.1.0");
     let run = &sarif["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
-    assert!(rules.iter().all(|r| r["help"]["text"].as_str().map_or(false, |t| t.contains("How to fix"))));
+    assert!(rules
+        .iter()
+        .all(|r| r["help"]["text"].as_str().is_some_and(|t| t.contains("How to fix"))));
     for res in run["results"].as_array().unwrap() {
         let locs = res["locations"].as_array().expect("results carry a location here");
         assert!(!locs.is_empty());
@@ -150,7 +182,11 @@ fn exit_codes() {
     assert!(r.stdout.contains("warning[image-pinned]"));
     let r = check(d.path(), &["--environment", "staging"]);
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("environment `staging` is not declared") && r.stderr.contains("default, prod"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("environment `staging` is not declared") && r.stderr.contains("default, prod"),
+        "{}",
+        r.stderr
+    );
     let r = check(d.path(), &["-D", "no-such-rule"]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("unknown rule"), "{}", r.stderr);
@@ -159,7 +195,11 @@ fn exit_codes() {
     assert!(r.stderr.contains("may never be waived"), "{}", r.stderr);
     let r = run(d.path(), &["check", "--file", "missing.yaml"], &[]);
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("missing.yaml") && r.stderr.contains("not found"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("missing.yaml") && r.stderr.contains("not found"),
+        "{}",
+        r.stderr
+    );
     let r = run(d.path(), &["check", "--bogus-flag"], &[]);
     assert_eq!(r.code, 2, "usage errors are exit 2");
     let r = run(d.path(), &["explain", "no-such-rule"], &[]);
@@ -171,9 +211,17 @@ fn online_without_registry_access_fails_closed() {
     // `.invalid` never resolves: the remote chart cannot be fetched, so nothing is validated.
     let d = stack_copy();
     let cache = d.path().join(".cache");
-    let r = run(d.path(), &["check", "--file", "helmfile.yaml.gotmpl"], &[("XDG_CACHE_HOME", cache.to_str().unwrap())]);
+    let r = run(
+        d.path(),
+        &["check", "--file", "helmfile.yaml.gotmpl"],
+        &[("XDG_CACHE_HOME", cache.to_str().unwrap())],
+    );
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("helm pull") && r.stderr.contains("--offline") && r.stderr.contains("--chart-mirror"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("helm pull") && r.stderr.contains("--offline") && r.stderr.contains("--chart-mirror"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
@@ -181,7 +229,12 @@ fn selected_environment_only() {
     let d = stack_copy();
     let r = check(d.path(), &["--environment", "prod", "--format", "json"]);
     let report = json(&r.stdout);
-    let envs: Vec<_> = report["environments"].as_array().unwrap().iter().map(|e| e["name"].clone()).collect();
+    let envs: Vec<_> = report["environments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].clone())
+        .collect();
     assert_eq!(envs, vec!["prod"]);
 }
 
@@ -192,7 +245,11 @@ fn poisoned_tools(dir: &Path) -> (PathBuf, PathBuf) {
     let marker = dir.join("tool-was-called");
     for t in ["helm", "helmfile"] {
         let p = bin.join(t);
-        std::fs::write(&p, format!("#!/bin/sh\necho \"$0 $*\" >> {}\nexit 3\n", marker.display())).unwrap();
+        std::fs::write(
+            &p,
+            format!("#!/bin/sh\necho \"$0 $*\" >> {}\nexit 3\n", marker.display()),
+        )
+        .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
@@ -204,7 +261,14 @@ fn warm_cache_runs_no_helm_or_helmfile() {
     let d = stack_copy();
     let cache = d.path().join(".cache");
     let cache = cache.to_str().unwrap();
-    let args = ["check", "--file", "helmfile.yaml.gotmpl", "--offline", "--format", "json"];
+    let args = [
+        "check",
+        "--file",
+        "helmfile.yaml.gotmpl",
+        "--offline",
+        "--format",
+        "json",
+    ];
     let cold = run(d.path(), &args, &[("XDG_CACHE_HOME", cache)]);
     assert_eq!(cold.code, 1, "{}", cold.stderr);
     // Outside the stack: anything written inside it would change the inputs and miss the cache.
@@ -213,22 +277,44 @@ fn warm_cache_runs_no_helm_or_helmfile() {
     let path = format!("{}:/usr/bin:/bin", bin.display());
     let warm = run(d.path(), &args, &[("XDG_CACHE_HOME", cache), ("PATH", &path)]);
     assert_eq!(warm.code, 1, "{}", warm.stderr);
-    assert!(!marker.exists(), "a warm run called: {}", std::fs::read_to_string(&marker).unwrap_or_default());
+    assert!(
+        !marker.exists(),
+        "a warm run called: {}",
+        std::fs::read_to_string(&marker).unwrap_or_default()
+    );
     assert_eq!(cold.stdout, warm.stdout, "a cached report equals the rendered one");
     // Without the cache the same PATH reaches the poisoned tools and fails closed.
-    let uncached = run(d.path(), &[&args[..], &["--no-cache"]].concat(), &[("XDG_CACHE_HOME", cache), ("PATH", &path)]);
+    let uncached = run(
+        d.path(),
+        &[&args[..], &["--no-cache"]].concat(),
+        &[("XDG_CACHE_HOME", cache), ("PATH", &path)],
+    );
     assert_eq!(uncached.code, 2, "{}", uncached.stdout);
     assert!(marker.exists());
     // Any input change misses the cache.
-    std::fs::write(d.path().join("charts/app/values.yaml"), "replicas: 1\nimage: registry.example.com/web:1.4.2\n").unwrap();
+    std::fs::write(
+        d.path().join("charts/app/values.yaml"),
+        "replicas: 1\nimage: registry.example.com/web:1.4.2\n",
+    )
+    .unwrap();
     let changed = run(d.path(), &args, &[("XDG_CACHE_HOME", cache)]);
     assert_eq!(changed.code, 0, "{}{}", changed.stdout, changed.stderr);
 }
 
 fn helm_package(chart_src: &Path, out: &Path) -> PathBuf {
-    let o = Command::new(tools_bin().join("helm")).arg("package").arg(chart_src).arg("--destination").arg(out).output().unwrap();
+    let o = Command::new(tools_bin().join("helm"))
+        .arg("package")
+        .arg(chart_src)
+        .arg("--destination")
+        .arg(out)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    std::fs::read_dir(out).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().map_or(false, |x| x == "tgz")).unwrap()
+    std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "tgz"))
+        .unwrap()
 }
 
 fn sha256_file(p: &Path) -> String {
@@ -242,29 +328,69 @@ fn chart_mirror_renders_only_matching_tarballs() {
     // A stand-in for the upstream chart, packaged at test time.
     let src = d.path().join("upstream-src");
     std::fs::create_dir_all(src.join("templates")).unwrap();
-    std::fs::write(src.join("Chart.yaml"), "apiVersion: v2\nname: upstream\nversion: 1.2.3\n").unwrap();
-    std::fs::write(src.join("templates/cm.yaml"), "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\ndata:\n  a: b\n").unwrap();
+    std::fs::write(
+        src.join("Chart.yaml"),
+        "apiVersion: v2\nname: upstream\nversion: 1.2.3\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\ndata:\n  a: b\n",
+    )
+    .unwrap();
     let mirror = d.path().join("mirror");
     let tgz = helm_package(&src, &mirror);
     let sha = sha256_file(&tgz);
     let lock = d.path().join("charts.lock.yaml");
     let original = std::fs::read_to_string(&lock).unwrap();
     std::fs::write(&lock, original.replace(&"0".repeat(64), &sha)).unwrap();
-    let r = check(d.path(), &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"]);
+    let r = check(
+        d.path(),
+        &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
+    );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let report = json(&r.stdout);
-    let up = report["environments"][0]["releases"].as_array().unwrap().iter().find(|r| r["name"] == "upstream").unwrap().clone();
+    let up = report["environments"][0]["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "upstream")
+        .unwrap()
+        .clone();
     assert_eq!(up["rendered"], true, "{up}");
     assert_eq!(up["objects"], 1);
     // A tarball that does not match the lock is not rendered and fails the digest rule.
     std::fs::write(&lock, original).unwrap();
-    let r = check(d.path(), &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"]);
+    let r = check(
+        d.path(),
+        &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
+    );
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let report = json(&r.stdout);
-    let up = report["environments"][0]["releases"].as_array().unwrap().iter().find(|r| r["name"] == "upstream").unwrap().clone();
+    let up = report["environments"][0]["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "upstream")
+        .unwrap()
+        .clone();
     assert_eq!(up["rendered"], false);
-    assert!(up["reason"].as_str().unwrap().contains("does not match the pinned sha256"), "{up}");
-    assert!(report["findings"].as_array().unwrap().iter().any(|f| f["rule"] == "chart-digest-pinned"), "{}", r.stdout);
+    assert!(
+        up["reason"]
+            .as_str()
+            .unwrap()
+            .contains("does not match the pinned sha256"),
+        "{up}"
+    );
+    assert!(
+        report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "chart-digest-pinned"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -295,10 +421,18 @@ fn waivers_valid_expired_unused_forbidden() {
 #[test]
 fn policy_errors_name_the_file_and_entry() {
     let d = stack_copy();
-    std::fs::write(d.path().join("validator-policy.yaml"), "waivers:\n- rule: image-pinned\n  target: {environment: default}\n  expires: 2027-01-01\n").unwrap();
+    std::fs::write(
+        d.path().join("validator-policy.yaml"),
+        "waivers:\n- rule: image-pinned\n  target: {environment: default}\n  expires: 2027-01-01\n",
+    )
+    .unwrap();
     let r = check(d.path(), &[]);
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("validator-policy.yaml") && r.stderr.contains("waiver #1") && r.stderr.contains("reason"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("validator-policy.yaml") && r.stderr.contains("waiver #1") && r.stderr.contains("reason"),
+        "{}",
+        r.stderr
+    );
     std::fs::write(d.path().join("validator-policy.yaml"), "settings: [unclosed\n").unwrap();
     let r = check(d.path(), &[]);
     assert_eq!(r.code, 2);
@@ -314,7 +448,11 @@ fn malformed_inputs_fail_closed_without_leaking_secrets() {
     let r = run(d.path(), &["check", "--manifests", "bad.yaml"], &[]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("bad.yaml"), "{}", r.stderr);
-    assert!(!r.stderr.contains("MIIEvQ") && !r.stdout.contains("MIIEvQ"), "key material echoed: {}", r.stderr);
+    assert!(
+        !r.stderr.contains("MIIEvQ") && !r.stdout.contains("MIIEvQ"),
+        "key material echoed: {}",
+        r.stderr
+    );
     assert!(!r.stderr.contains("panicked"));
 
     let r = run(d.path(), &["check", "--manifests", "nope.yaml"], &[]);
@@ -328,14 +466,22 @@ fn malformed_inputs_fail_closed_without_leaking_secrets() {
 
     // A broken state file: helmfile's own message, naming the file.
     let s = stack_copy();
-    std::fs::write(s.path().join("helmfile.yaml.gotmpl"), "releases:\n  - name: app\n    chart: [unclosed\n").unwrap();
+    std::fs::write(
+        s.path().join("helmfile.yaml.gotmpl"),
+        "releases:\n  - name: app\n    chart: [unclosed\n",
+    )
+    .unwrap();
     let r = check(s.path(), &[]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("helmfile.yaml.gotmpl"), "{}", r.stderr);
 
     // A chart that does not render.
     let s = stack_copy();
-    std::fs::write(s.path().join("charts/app/templates/broken.yaml"), "{{ fail \"broken on purpose\" }}\n").unwrap();
+    std::fs::write(
+        s.path().join("charts/app/templates/broken.yaml"),
+        "{{ fail \"broken on purpose\" }}\n",
+    )
+    .unwrap();
     let r = check(s.path(), &[]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("broken on purpose"), "{}", r.stderr);
@@ -354,7 +500,10 @@ fn manifests_from_stdin_and_directories() {
     assert_eq!(report["findings"][0]["source"]["file"], "m/sub/a.yaml");
 
     let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.args(["check", "--manifests", "-", "--format", "json"]).current_dir(d.path()).stdin(std::process::Stdio::piped()).stdout(std::process::Stdio::piped());
+    c.args(["check", "--manifests", "-", "--format", "json"])
+        .current_dir(d.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
     let mut child = c.spawn().unwrap();
     use std::io::Write;
     child.stdin.take().unwrap().write_all(yaml.as_bytes()).unwrap();
@@ -370,13 +519,36 @@ fn rules_and_explain_come_from_the_registry() {
     let r = run(d.path(), &["rules", "--format", "json"], &[]);
     assert_eq!(r.code, 0);
     let rules = json(&r.stdout);
-    let ids: Vec<&str> = rules.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
-    for id in ["release-one-owner", "insecure-flag", "san-covers-advertised-name", "route-parent-resolves", "waiver-expired"] {
+    let ids: Vec<&str> = rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    for id in [
+        "release-one-owner",
+        "insecure-flag",
+        "san-covers-advertised-name",
+        "route-parent-resolves",
+        "waiver-expired",
+    ] {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }
     let e = run(d.path(), &["explain", "insecure-flag"], &[]);
     assert_eq!(e.code, 0);
-    let from_registry = rules.as_array().unwrap().iter().find(|r| r["id"] == "insecure-flag").unwrap()["explain"].as_str().unwrap().trim_end().to_string();
+    let from_registry = rules
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "insecure-flag")
+        .unwrap()["explain"]
+        .as_str()
+        .unwrap()
+        .trim_end()
+        .to_string();
     assert!(e.stdout.contains(&from_registry), "explain prints the registry text");
-    insta::assert_snapshot!("rules_markdown", run(d.path(), &["rules", "--format", "markdown"], &[]).stdout);
+    insta::assert_snapshot!(
+        "rules_markdown",
+        run(d.path(), &["rules", "--format", "markdown"], &[]).stdout
+    );
 }

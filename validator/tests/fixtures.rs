@@ -17,9 +17,21 @@ fn validator_dir() -> PathBuf {
 }
 
 fn rule_ids() -> Vec<(String, String)> {
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate")).args(["rules", "--format", "json"]).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .args(["rules", "--format", "json"])
+        .output()
+        .unwrap();
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v.as_array().unwrap().iter().map(|r| (r["id"].as_str().unwrap().to_string(), r["family"].as_str().unwrap().to_string())).collect()
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["id"].as_str().unwrap().to_string(),
+                r["family"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
 }
 
 /// The rule a fixture is about: the longest registry id that follows `fires-`/`silent-`.
@@ -31,7 +43,11 @@ fn rule_of(name: &str, ids: &[(String, String)]) -> Option<(bool, String)> {
     } else {
         return None;
     };
-    ids.iter().map(|(id, _)| id).filter(|id| rest == id.as_str() || rest.starts_with(&format!("{id}-"))).max_by_key(|id| id.len()).map(|id| (fires, id.clone()))
+    ids.iter()
+        .map(|(id, _)| id)
+        .filter(|id| rest == id.as_str() || rest.starts_with(&format!("{id}-")))
+        .max_by_key(|id| id.len())
+        .map(|id| (fires, id.clone()))
 }
 
 fn findings(args: &[&str], cwd: &Path) -> (i32, Vec<String>, String) {
@@ -42,7 +58,10 @@ fn findings(args: &[&str], cwd: &Path) -> (i32, Vec<String>, String) {
         .current_dir(cwd)
         .env("PATH", path)
         .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
-        .env("XDG_CACHE_HOME", std::env::temp_dir().join("nvcf-validate-fixture-tests"))
+        .env(
+            "XDG_CACHE_HOME",
+            std::env::temp_dir().join("nvcf-validate-fixture-tests"),
+        )
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -65,28 +84,67 @@ fn every_fixture_fires_or_stays_silent_and_every_rule_has_both() {
     let mut failures = Vec::new();
 
     let fixtures = validator_dir().join("tests/fixtures");
-    let mut files: Vec<PathBuf> = walk(&fixtures).into_iter().filter(|p| p.extension().map_or(false, |x| x == "yaml") && p.parent().and_then(|d| d.file_name()).map_or(true, |n| n != "policy" && n != "certs")).collect();
+    let mut files: Vec<PathBuf> = walk(&fixtures)
+        .into_iter()
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "yaml")
+                && p.parent()
+                    .and_then(|d| d.file_name())
+                    .map_or(true, |n| n != "policy" && n != "certs")
+        })
+        .collect();
     files.sort();
     for f in files {
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();
-        let Some((fires, rule)) = rule_of(&name, &ids) else { continue };
+        let Some((fires, rule)) = rule_of(&name, &ids) else {
+            continue;
+        };
         let policy = f.parent().unwrap().join("policy").join(f.file_name().unwrap());
         let empty = std::env::temp_dir().join("nvcf-validate-empty-policy.yaml");
         std::fs::write(&empty, "version: 1\n").unwrap();
         let policy = if policy.is_file() { policy } else { empty };
-        let (code, rules, out) = findings(&["check", "--manifests", f.to_str().unwrap(), "--policy", policy.to_str().unwrap(), "--format", "json"], &validator_dir());
+        let (code, rules, out) = findings(
+            &[
+                "check",
+                "--manifests",
+                f.to_str().unwrap(),
+                "--policy",
+                policy.to_str().unwrap(),
+                "--format",
+                "json",
+            ],
+            &validator_dir(),
+        );
         record(&mut seen, &rule, fires);
         check_one(&mut failures, &f, fires, &rule, code, &rules, &out);
     }
 
     let stacks = validator_dir().join("tests/stacks");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&stacks).map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect()).unwrap_or_default();
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&stacks)
+        .map(|rd| rd.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
+        .unwrap_or_default();
     dirs.sort();
     for d in dirs {
         let name = d.file_name().unwrap().to_string_lossy().into_owned();
-        let Some((fires, rule)) = rule_of(&name, &ids) else { continue };
-        let state = ["helmfile.yaml", "helmfile.yaml.gotmpl"].iter().map(|n| d.join(n)).find(|p| p.is_file()).expect("stack has a helmfile.yaml");
-        let (code, rules, out) = findings(&["check", "--file", state.to_str().unwrap(), "--offline", "--format", "json"], &d);
+        let Some((fires, rule)) = rule_of(&name, &ids) else {
+            continue;
+        };
+        let state = ["helmfile.yaml", "helmfile.yaml.gotmpl"]
+            .iter()
+            .map(|n| d.join(n))
+            .find(|p| p.is_file())
+            .expect("stack has a helmfile.yaml");
+        let (code, rules, out) = findings(
+            &[
+                "check",
+                "--file",
+                state.to_str().unwrap(),
+                "--offline",
+                "--format",
+                "json",
+            ],
+            &d,
+        );
         record(&mut seen, &rule, fires);
         check_one(&mut failures, &d, fires, &rule, code, &rules, &out);
     }
@@ -97,13 +155,20 @@ fn every_fixture_fires_or_stays_silent_and_every_rule_has_both() {
         }
         let (f, s) = seen.get(id).copied().unwrap_or_default();
         if f == 0 {
-            failures.push(format!("rule {id} has no firing fixture (tests/fixtures/*/fires-{id}-*.yaml or tests/stacks/fires-{id}-*/)"));
+            failures.push(format!(
+                "rule {id} has no firing fixture (tests/fixtures/*/fires-{id}-*.yaml or tests/stacks/fires-{id}-*/)"
+            ));
         }
         if s == 0 {
             failures.push(format!("rule {id} has no silent near-miss fixture (silent-{id}-*)"));
         }
     }
-    assert!(failures.is_empty(), "{} problem(s):\n{}", failures.len(), failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{} problem(s):\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
 }
 
 fn record(seen: &mut BTreeMap<String, (usize, usize)>, rule: &str, fires: bool) {

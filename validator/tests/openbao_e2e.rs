@@ -39,10 +39,7 @@ fn tool(name: &str) -> PathBuf {
         return local;
     }
     if let Some(path) = std::env::var_os("PATH") {
-        if let Some(p) = std::env::split_paths(&path)
-            .map(|d| d.join(name))
-            .find(|p| p.is_file())
-        {
+        if let Some(p) = std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file()) {
             return p;
         }
     }
@@ -76,13 +73,7 @@ struct Rendered {
 fn render_default() -> Rendered {
     let out = Command::new(tool("helmfile"))
         .current_dir(repo())
-        .args([
-            "--file",
-            "helmfile.yaml",
-            "--environment",
-            "default",
-            "--helm-binary",
-        ])
+        .args(["--file", "helmfile.yaml", "--environment", "default", "--helm-binary"])
         .arg(tool("helm"))
         .args([
             "--no-color",
@@ -114,12 +105,8 @@ fn render_default() -> Rendered {
         .as_str()
         .expect("provision.sh is a string")
         .to_string();
-    let role_json: Value = serde_json::from_str(
-        role["data"]["role.json"]
-            .as_str()
-            .expect("role.json is a string"),
-    )
-    .expect("role.json is JSON");
+    let role_json: Value = serde_json::from_str(role["data"]["role.json"].as_str().expect("role.json is a string"))
+        .expect("role.json is JSON");
     let sign_path = role["data"]["path"]
         .as_str()
         .expect("openbao-pki-role has key path")
@@ -157,10 +144,7 @@ fn script_var(script: &str, name: &str) -> String {
         .find(|l| l.starts_with(&prefix))
         .unwrap_or_else(|| panic!("provision.sh assigns no {name}"));
     let v = &line[prefix.len()..];
-    let v = v
-        .strip_prefix('\'')
-        .and_then(|v| v.strip_suffix('\''))
-        .unwrap_or(v);
+    let v = v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')).unwrap_or(v);
     v.replace("'\\''", "'")
 }
 
@@ -218,11 +202,7 @@ fn http_get(addr: &str, path: &str) -> std::io::Result<(u16, String)> {
     write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
     let mut resp = String::new();
     s.read_to_string(&mut resp)?;
-    let status = resp
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
+    let status = resp.split_whitespace().nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
     let body = resp
         .split_once("\r\n\r\n")
         .map(|(_, b)| b.to_string())
@@ -291,10 +271,7 @@ impl Bao {
     }
 
     fn cli(&self, token: &str, args: &[&str]) -> Output {
-        self.command(&tool("bao"), token)
-            .args(args)
-            .output()
-            .expect("run bao")
+        self.command(&tool("bao"), token).args(args).output().expect("run bao")
     }
 
     fn cli_ok(&self, token: &str, args: &[&str]) -> String {
@@ -312,9 +289,7 @@ impl Bao {
     fn token_with_policy(&self, policy: &str) -> String {
         self.cli_ok(
             &self.root_token,
-            &[
-                "token", "create", "-policy", policy, "-ttl", "10m", "-field", "token",
-            ],
+            &["token", "create", "-policy", policy, "-ttl", "10m", "-field", "token"],
         )
         .trim()
         .to_string()
@@ -350,8 +325,7 @@ fn csr(
     p.distinguished_name = DistinguishedName::new();
     p.extended_key_usages = ekus;
     for ip in ips {
-        p.subject_alt_names
-            .push(SanType::IpAddress(ip.parse().unwrap()));
+        p.subject_alt_names.push(SanType::IpAddress(ip.parse().unwrap()));
     }
     let pem = p
         .serialize_request(&key)
@@ -376,15 +350,7 @@ fn key_algorithm(cert: &Value) -> &'static rcgen::SignatureAlgorithm {
 }
 
 /// POST <sign_path> with the parameters cert-manager's Vault issuer sends.
-fn sign(
-    bao: &Bao,
-    token: &str,
-    sign_path: &str,
-    csr: &Csr,
-    dns: &[String],
-    ttl: &str,
-    dir: &Path,
-) -> Output {
+fn sign(bao: &Bao, token: &str, sign_path: &str, csr: &Csr, dns: &[String], ttl: &str, dir: &Path) -> Output {
     let file = dir.join(format!(
         "req-{}.csr",
         std::time::SystemTime::now()
@@ -411,11 +377,7 @@ fn sign(
 }
 
 fn assert_refused_by_role(o: &Output, needle: &str, what: &str) {
-    assert!(
-        !o.status.success(),
-        "the role issued {what}:\n{}",
-        out_text(o)
-    );
+    assert!(!o.status.success(), "the role issued {what}:\n{}", out_text(o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains(needle),
@@ -475,11 +437,7 @@ fn openbao_pki_end_to_end() {
     let role_after_first = bao.json(&bao.root_token, &["read", &role_path])["data"].clone();
     let int_ca_first = bao.cli_ok(
         &bao.root_token,
-        &[
-            "read",
-            "-field=certificate",
-            &format!("{int_mount}/cert/ca"),
-        ],
+        &["read", "-field=certificate", &format!("{int_mount}/cert/ca")],
     );
     let second = bao.provision(&script, &bao.root_token, false);
     assert!(
@@ -494,11 +452,7 @@ fn openbao_pki_end_to_end() {
     assert_eq!(
         bao.cli_ok(
             &bao.root_token,
-            &[
-                "read",
-                "-field=certificate",
-                &format!("{int_mount}/cert/ca")
-            ]
+            &["read", "-field=certificate", &format!("{int_mount}/cert/ca")]
         ),
         int_ca_first,
         "the second run must keep the intermediate CA"
@@ -520,11 +474,7 @@ fn openbao_pki_end_to_end() {
     assert_eq!(steady.stdout, first.stdout);
     // ...and cannot create mounts.
     let o = bao.cli(&prov_token, &["secrets", "enable", "-path=rogue", "pki"]);
-    assert_refused_by_role(
-        &o,
-        "permission denied",
-        "a mount created with the provisioner's policy",
-    );
+    assert_refused_by_role(&o, "permission denied", "a mount created with the provisioner's policy");
 
     // 2. The role in OpenBao is the role the chart renders (role.json in openbao-pki-role).
     let role = bao.json(&bao.root_token, &["read", &role_path])["data"].clone();
@@ -533,8 +483,7 @@ fn openbao_pki_end_to_end() {
         let same = match (want, got) {
             (Value::String(w), Value::Number(g)) => Some(duration_secs(w)) == g.as_u64(),
             (Value::Array(w), Value::Array(g)) => {
-                w.iter().map(Value::to_string).collect::<BTreeSet<_>>()
-                    == g.iter().map(Value::to_string).collect()
+                w.iter().map(Value::to_string).collect::<BTreeSet<_>>() == g.iter().map(Value::to_string).collect()
             }
             (w, g) => w == g,
         };
@@ -550,10 +499,8 @@ fn openbao_pki_end_to_end() {
     //    the script prints.
     let (status, root_pem) = http_get(&bao.addr, &format!("/v1/{root_mount}/ca/pem")).unwrap();
     assert_eq!(status, 200, "GET /v1/{root_mount}/ca/pem");
-    let published = pki::fingerprint::bundle_fingerprint(root_pem.as_bytes())
-        .expect("the published root is a bundle");
-    let printed =
-        pki::fingerprint::bundle_fingerprint(&first.stdout).expect("provision.sh prints the root");
+    let published = pki::fingerprint::bundle_fingerprint(root_pem.as_bytes()).expect("the published root is a bundle");
+    let printed = pki::fingerprint::bundle_fingerprint(&first.stdout).expect("provision.sh prints the root");
     assert_eq!(
         published, printed,
         "provision.sh prints a different root than /v1/{root_mount}/ca/pem"
@@ -578,10 +525,7 @@ fn openbao_pki_end_to_end() {
         let req = csr(
             &dns,
             alg,
-            vec![
-                ExtendedKeyUsagePurpose::ServerAuth,
-                ExtendedKeyUsagePurpose::ClientAuth,
-            ],
+            vec![ExtendedKeyUsagePurpose::ServerAuth, ExtendedKeyUsagePurpose::ClientAuth],
             &[],
         );
         let o = sign(
@@ -608,22 +552,12 @@ fn openbao_pki_end_to_end() {
 
         // Verifies to the published root for every requested name, as a worker would.
         for n in &dns {
-            let v = pki::verify::verify_server(
-                root_pem.as_bytes(),
-                chain_pem.as_bytes(),
-                &concrete(n),
-                now,
-            )
-            .unwrap_or_else(|e| panic!("Certificate {name}: {} does not verify: {e}", concrete(n)));
+            let v = pki::verify::verify_server(root_pem.as_bytes(), chain_pem.as_bytes(), &concrete(n), now)
+                .unwrap_or_else(|e| panic!("Certificate {name}: {} does not verify: {e}", concrete(n)));
             assert_eq!(v.intermediates, 1);
         }
-        let wrong = pki::verify::verify_server(
-            root_pem.as_bytes(),
-            chain_pem.as_bytes(),
-            "router.example.com",
-            now,
-        )
-        .unwrap_err();
+        let wrong = pki::verify::verify_server(root_pem.as_bytes(), chain_pem.as_bytes(), "router.example.com", now)
+            .unwrap_err();
         assert_eq!(wrong.reason, "NotValidForName");
         let leaf = pki::describe(chain[0].as_ref()).unwrap();
         assert_eq!(
@@ -650,10 +584,7 @@ fn openbao_pki_end_to_end() {
         let inter = pki::describe(chain[1].as_ref()).unwrap();
         assert!(inter.is_ca, "the second certificate is the intermediate CA");
 
-        identity.get_or_insert((
-            Identity::from_pem(&chain_pem, req.key.serialize_der()),
-            dns.clone(),
-        ));
+        identity.get_or_insert((Identity::from_pem(&chain_pem, req.key.serialize_der()), dns.clone()));
     }
 
     // 5. What the role refuses.
@@ -666,66 +597,17 @@ fn openbao_pki_end_to_end() {
         vec![ExtendedKeyUsagePurpose::ServerAuth],
         &[],
     );
-    let o = sign(
-        &bao,
-        &sign_token,
-        &r.sign_path,
-        &req,
-        &outside,
-        ttl,
-        work.path(),
-    );
-    assert_refused_by_role(
-        &o,
-        "not allowed by this role",
-        "a name outside the allowed domains",
-    );
+    let o = sign(&bao, &sign_token, &r.sign_path, &req, &outside, ttl, work.path());
+    assert_refused_by_role(&o, "not allowed by this role", "a name outside the allowed domains");
     let mixed = vec![dns[0].clone(), "evil.example.com".to_string()];
     let req = csr(&mixed, &rcgen::PKCS_ECDSA_P256_SHA256, vec![], &[]);
-    let o = sign(
-        &bao,
-        &sign_token,
-        &r.sign_path,
-        &req,
-        &mixed,
-        ttl,
-        work.path(),
-    );
-    assert_refused_by_role(
-        &o,
-        "not allowed by this role",
-        "an allowed name next to a foreign one",
-    );
-    let req = csr(
-        &dns[..1],
-        &rcgen::PKCS_ECDSA_P256_SHA256,
-        vec![],
-        &["127.0.0.1"],
-    );
-    let o = sign(
-        &bao,
-        &sign_token,
-        &r.sign_path,
-        &req,
-        &dns[..1],
-        ttl,
-        work.path(),
-    );
-    assert!(
-        !o.status.success(),
-        "the role issued an IP SAN:\n{}",
-        out_text(&o)
-    );
+    let o = sign(&bao, &sign_token, &r.sign_path, &req, &mixed, ttl, work.path());
+    assert_refused_by_role(&o, "not allowed by this role", "an allowed name next to a foreign one");
+    let req = csr(&dns[..1], &rcgen::PKCS_ECDSA_P256_SHA256, vec![], &["127.0.0.1"]);
+    let o = sign(&bao, &sign_token, &r.sign_path, &req, &dns[..1], ttl, work.path());
+    assert!(!o.status.success(), "the role issued an IP SAN:\n{}", out_text(&o));
     let req = csr(&dns[..1], &rcgen::PKCS_ED25519, vec![], &[]);
-    let o = sign(
-        &bao,
-        &sign_token,
-        &r.sign_path,
-        &req,
-        &dns[..1],
-        ttl,
-        work.path(),
-    );
+    let o = sign(&bao, &sign_token, &r.sign_path, &req, &dns[..1], ttl, work.path());
     assert_refused_by_role(
         &o,
         "role requires keys of type",
@@ -749,11 +631,7 @@ fn openbao_pki_end_to_end() {
             "ext_key_usage=ClientAuth",
         ],
     );
-    assert_refused_by_role(
-        &o,
-        "permission denied",
-        "a client-auth certificate via sign-verbatim",
-    );
+    assert_refused_by_role(&o, "permission denied", "a client-auth certificate via sign-verbatim");
     let o = bao.cli(
         &sign_token,
         &[
@@ -785,11 +663,7 @@ fn openbao_pki_end_to_end() {
         for n in [&name, &per_pod] {
             let o = probe(proto, &addr, n, &bundle_file, &["--timeout", "10s"]);
             assert_pass(&o);
-            assert!(
-                String::from_utf8_lossy(&o.stdout).contains(&published),
-                "{}",
-                text(&o)
-            );
+            assert!(String::from_utf8_lossy(&o.stdout).contains(&published), "{}", text(&o));
         }
         let empty = write(work.path(), "empty.pem", "");
         assert_refused(&probe(proto, &addr, &name, &empty, &[]), "EmptyBundle");
@@ -803,21 +677,12 @@ fn openbao_pki_end_to_end() {
             "UnknownIssuer",
         );
         assert_refused(
-            &probe(
-                proto,
-                &addr,
-                "router.example.com",
-                &bundle_file,
-                &["--timeout", "10s"],
-            ),
+            &probe(proto, &addr, "router.example.com", &bundle_file, &["--timeout", "10s"]),
             "NotValidForName",
         );
     }
     let nothing = format!("127.0.0.1:{}", closed_port());
-    assert_refused(
-        &probe("tls", &nothing, &name, &bundle_file, &[]),
-        "ConnectionRefused",
-    );
+    assert_refused(&probe("tls", &nothing, &name, &bundle_file, &[]), "ConnectionRefused");
     assert_refused(
         &probe("quic", &nothing, &name, &bundle_file, &["--timeout", "2s"]),
         "Timeout",

@@ -52,14 +52,8 @@ fn tls_passes_with_the_right_bundle_and_name() {
     assert_pass(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     // Says what it used: address, name, bundle fingerprint, the negotiated ALPN.
-    assert!(
-        stdout.contains(&format!("address:      {}", server.addr)),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains(&format!("server name:  {NAME}")),
-        "{stdout}"
-    );
+    assert!(stdout.contains(&format!("address:      {}", server.addr)), "{stdout}");
+    assert!(stdout.contains(&format!("server name:  {NAME}")), "{stdout}");
     assert!(stdout.contains("1 certificate(s), sha256:"), "{stdout}");
     assert!(stdout.contains("ALPN h2)"), "{stdout}");
     // A per-pod name is covered by the one-label wildcard.
@@ -99,13 +93,7 @@ fn tls_refuses_an_unrelated_root() {
     let pki = Pki::new();
     let other = root("some other root");
     let server = tls_server(&pki.good, &["h2"]);
-    let out = probe(
-        "tls",
-        &a(&server),
-        NAME,
-        &pki.file("other.pem", &other.pem),
-        &[],
-    );
+    let out = probe("tls", &a(&server), NAME, &pki.file("other.pem", &other.pem), &[]);
     assert_refused(&out, "UnknownIssuer");
     // The refusal shows what the server presented.
     assert!(
@@ -120,10 +108,7 @@ fn tls_refuses_a_chain_without_its_intermediate() {
     let pki = Pki::new();
     let no_inter = leaf(LeafSpec::server(NAMES), &pki.inter, &[]);
     let server = tls_server(&no_inter, &["h2"]);
-    assert_refused(
-        &probe("tls", &a(&server), NAME, &pki.bundle(), &[]),
-        "UnknownIssuer",
-    );
+    assert_refused(&probe("tls", &a(&server), NAME, &pki.bundle(), &[]), "UnknownIssuer");
 }
 
 #[test]
@@ -139,10 +124,7 @@ fn tls_refuses_a_wrong_name() {
     );
     // Two labels below the wildcard are not covered (X.509: exactly one label).
     let deep = "a.b.request-router-headless.nvcf.svc.cluster.local";
-    assert_refused(
-        &probe("tls", &a(&server), deep, &pki.bundle(), &[]),
-        "NotValidForName",
-    );
+    assert_refused(&probe("tls", &a(&server), deep, &pki.bundle(), &[]), "NotValidForName");
 }
 
 #[test]
@@ -157,10 +139,7 @@ fn tls_refuses_an_expired_leaf() {
         &[&pki.inter],
     );
     let server = tls_server(&expired, &["h2"]);
-    assert_refused(
-        &probe("tls", &a(&server), NAME, &pki.bundle(), &[]),
-        "Expired",
-    );
+    assert_refused(&probe("tls", &a(&server), NAME, &pki.bundle(), &[]), "Expired");
 }
 
 #[test]
@@ -192,19 +171,10 @@ fn tls_refuses_a_plaintext_server() {
         text(&out)
     );
     let closing = plain_tcp_server(Plain::Close);
-    assert_refused(
-        &probe("tls", &a(&closing), NAME, &pki.bundle(), &[]),
-        "NotTls",
-    );
+    assert_refused(&probe("tls", &a(&closing), NAME, &pki.bundle(), &[]), "NotTls");
     let silent = plain_tcp_server(Plain::Silent);
     assert_refused(
-        &probe(
-            "tls",
-            &a(&silent),
-            NAME,
-            &pki.bundle(),
-            &["--timeout", "2s"],
-        ),
+        &probe("tls", &a(&silent), NAME, &pki.bundle(), &["--timeout", "2s"]),
         "Timeout",
     );
 }
@@ -213,33 +183,21 @@ fn tls_refuses_a_plaintext_server() {
 fn tls_refuses_when_nothing_listens() {
     let pki = Pki::new();
     let addr = format!("127.0.0.1:{}", closed_port());
-    assert_refused(
-        &probe("tls", &addr, NAME, &pki.bundle(), &[]),
-        "ConnectionRefused",
-    );
+    assert_refused(&probe("tls", &addr, NAME, &pki.bundle(), &[]), "ConnectionRefused");
 }
 
 #[test]
 fn tls_json_report_carries_the_verdict_and_reason() {
     let pki = Pki::new();
     let server = tls_server(&pki.good, &["h2"]);
-    let ok = probe(
-        "tls",
-        &a(&server),
-        NAME,
-        &pki.bundle(),
-        &["--format", "json"],
-    );
+    let ok = probe("tls", &a(&server), NAME, &pki.bundle(), &["--format", "json"]);
     assert_eq!(ok.status.code(), Some(0), "{}", text(&ok));
     let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
     assert_eq!(v["schema"], "nvcf-validate/probe/v1");
     assert_eq!(v["verdict"], "ok");
     assert_eq!(v["session"]["alpn"], "h2");
     assert_eq!(v["chain"].as_array().unwrap().len(), 2);
-    assert!(v["bundle"]["fingerprint"]
-        .as_str()
-        .unwrap()
-        .starts_with("sha256:"));
+    assert!(v["bundle"]["fingerprint"].as_str().unwrap().starts_with("sha256:"));
 
     let bad = probe(
         "tls",
@@ -273,23 +231,14 @@ fn unusable_input_is_exit_2() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     let all = text(&out);
     let body = key.lines().nth(1).unwrap();
-    assert!(
-        !all.contains(&body[..24]),
-        "private key material echoed:\n{all}"
-    );
+    assert!(!all.contains(&body[..24]), "private key material echoed:\n{all}");
     assert!(all.contains("PRIVATE KEY"), "{all}");
 
     for (addr, name) in [("127.0.0.1", NAME), ("127.0.0.1:1", "not a name!")] {
         let out = probe("tls", addr, name, &pki.bundle(), &[]);
         assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     }
-    let out = probe(
-        "tls",
-        "127.0.0.1:1",
-        NAME,
-        &pki.bundle(),
-        &["--timeout", "forever"],
-    );
+    let out = probe("tls", "127.0.0.1:1", NAME, &pki.bundle(), &["--timeout", "forever"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
 }
 
@@ -301,13 +250,7 @@ const QUIC_ALPN: &str = "nvcf-test-tunnel";
 fn quic_passes_with_the_right_bundle_and_name() {
     let pki = Pki::new();
     let server = quic_server(&pki.good, &[QUIC_ALPN]);
-    let out = probe(
-        "quic",
-        &a(&server),
-        NAME,
-        &pki.bundle(),
-        &["--alpn", QUIC_ALPN],
-    );
+    let out = probe("quic", &a(&server), NAME, &pki.bundle(), &["--alpn", QUIC_ALPN]);
     assert_pass(&out);
     assert!(
         String::from_utf8_lossy(&out.stdout).contains(&format!("ALPN {QUIC_ALPN})")),
@@ -335,13 +278,7 @@ fn quic_refuses_an_unrelated_root() {
     let other = root("some other root");
     let server = quic_server(&pki.good, &[]);
     assert_refused(
-        &probe(
-            "quic",
-            &a(&server),
-            NAME,
-            &pki.file("other.pem", &other.pem),
-            &[],
-        ),
+        &probe("quic", &a(&server), NAME, &pki.file("other.pem", &other.pem), &[]),
         "UnknownIssuer",
     );
 }
@@ -351,13 +288,7 @@ fn quic_refuses_a_wrong_name() {
     let pki = Pki::new();
     let server = quic_server(&pki.good, &[]);
     assert_refused(
-        &probe(
-            "quic",
-            &a(&server),
-            "router.example.com",
-            &pki.bundle(),
-            &[],
-        ),
+        &probe("quic", &a(&server), "router.example.com", &pki.bundle(), &[]),
         "NotValidForName",
     );
 }
@@ -380,10 +311,7 @@ fn quic_refuses_expired_and_client_auth_leaves() {
         ..LeafSpec::server(NAMES)
     };
     let s2 = quic_server(&leaf(spec, &pki.inter, &[&pki.inter]), &[]);
-    assert_refused(
-        &probe("quic", &a(&s2), NAME, &pki.bundle(), &[]),
-        "InvalidPurpose",
-    );
+    assert_refused(&probe("quic", &a(&s2), NAME, &pki.bundle(), &[]), "InvalidPurpose");
 }
 
 #[test]
@@ -391,18 +319,9 @@ fn quic_alpn_disagreement_is_refused_not_passed() {
     let pki = Pki::new();
     // The server requires an ALPN the probe does not offer.
     let requires = quic_server(&pki.good, &[QUIC_ALPN]);
+    assert_refused(&probe("quic", &a(&requires), NAME, &pki.bundle(), &[]), "AlpnMismatch");
     assert_refused(
-        &probe("quic", &a(&requires), NAME, &pki.bundle(), &[]),
-        "AlpnMismatch",
-    );
-    assert_refused(
-        &probe(
-            "quic",
-            &a(&requires),
-            NAME,
-            &pki.bundle(),
-            &["--alpn", "h3"],
-        ),
+        &probe("quic", &a(&requires), NAME, &pki.bundle(), &["--alpn", "h3"]),
         "AlpnMismatch",
     );
     // The probe offers one and the server negotiates none.
@@ -421,13 +340,7 @@ fn quic_refuses_no_server_and_a_plaintext_udp_server() {
     assert_refused(&out, "Timeout");
     let plain = plain_udp_server();
     assert_refused(
-        &probe(
-            "quic",
-            &a(&plain),
-            NAME,
-            &pki.bundle(),
-            &["--timeout", "2s"],
-        ),
+        &probe("quic", &a(&plain), NAME, &pki.bundle(), &["--timeout", "2s"]),
         "Timeout",
     );
 }

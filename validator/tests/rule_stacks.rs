@@ -33,11 +33,7 @@ fn tools_path() -> String {
         "helm/helmfile missing in {}: run ./ci/setup",
         bin.display()
     );
-    format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
+    format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
 }
 
 /// Rule ids of the families under test.
@@ -153,14 +149,7 @@ fn fixture_stacks_fire_and_stay_silent() {
         copy_dir(&root.join(&name), tmp.path());
         let r = nvcf_validate(
             tmp.path(),
-            &[
-                "check",
-                "--file",
-                "helmfile.yaml",
-                "--offline",
-                "--format",
-                "json",
-            ],
+            &["check", "--file", "helmfile.yaml", "--offline", "--format", "json"],
         );
         judge(&format!("stack {name}"), fires, id, &r);
         // Lines of state findings depend on the loader's line finder; snapshot what a reviewer
@@ -182,20 +171,10 @@ fn dangling_needs_point_at_the_release_line() {
     );
     let r = nvcf_validate(
         tmp.path(),
-        &[
-            "check",
-            "--file",
-            "helmfile.yaml",
-            "--offline",
-            "--format",
-            "json",
-        ],
+        &["check", "--file", "helmfile.yaml", "--offline", "--format", "json"],
     );
     let f = findings(&r);
-    let needs: Vec<&serde_json::Value> = f
-        .iter()
-        .filter(|f| f["rule"] == "needs-resolvable")
-        .collect();
+    let needs: Vec<&serde_json::Value> = f.iter().filter(|f| f["rule"] == "needs-resolvable").collect();
     assert_eq!(needs.len(), 1, "{f:#?}");
     let text = std::fs::read_to_string(tmp.path().join("helmfile.yaml")).unwrap();
     let line = needs[0]["source"]["line"].as_u64().unwrap() as usize;
@@ -222,19 +201,12 @@ fn manifest_fixtures_fire_and_stay_silent_through_the_cli() {
             .collect();
         files.sort();
         for stem in files {
-            let (fires, id) = classify(&stem, &ids).unwrap_or_else(|| {
-                panic!("{dir}/{stem}.yaml is not named fires-<rule>-<case> / silent-<rule>-<case>")
-            });
+            let (fires, id) = classify(&stem, &ids)
+                .unwrap_or_else(|| panic!("{dir}/{stem}.yaml is not named fires-<rule>-<case> / silent-<rule>-<case>"));
             let tmp = tempfile::tempdir().unwrap();
             let file = d.join(format!("{stem}.yaml"));
             let policy = d.join("policy").join(format!("{stem}.yaml"));
-            let mut args = vec![
-                "check",
-                "--manifests",
-                file.to_str().unwrap(),
-                "--format",
-                "json",
-            ];
+            let mut args = vec!["check", "--manifests", file.to_str().unwrap(), "--format", "json"];
             if policy.exists() {
                 args.extend(["--policy", policy.to_str().unwrap()]);
             }

@@ -92,10 +92,7 @@ pub fn run(args: &Args) -> i32 {
             return 2;
         }
     };
-    let rt = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("nvcf-validate probe: cannot start the async runtime: {e}");

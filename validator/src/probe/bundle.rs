@@ -22,8 +22,7 @@ pub struct Bundle {
 pub struct BundleError(pub String);
 
 pub fn load(path: &str) -> Result<Bundle, BundleError> {
-    let bytes =
-        std::fs::read(path).map_err(|e| BundleError(format!("cannot read bundle {path}: {e}")))?;
+    let bytes = std::fs::read(path).map_err(|e| BundleError(format!("cannot read bundle {path}: {e}")))?;
     parse(path, &bytes)
 }
 
@@ -40,8 +39,8 @@ pub fn parse(path: &str, pem: &[u8]) -> Result<Bundle, BundleError> {
     } else {
         pki::verify::roots_store(pem).map_err(|e| BundleError(format!("bundle {path}: {e}")))?
     };
-    let fingerprint = (!certs.is_empty())
-        .then(|| pki::fingerprint::fingerprint_of_ders(certs.iter().map(|c| c.as_ref())));
+    let fingerprint =
+        (!certs.is_empty()).then(|| pki::fingerprint::fingerprint_of_ders(certs.iter().map(|c| c.as_ref())));
     Ok(Bundle {
         path: path.to_string(),
         roots,

@@ -98,15 +98,11 @@ pub fn parse_addr(protocol: Protocol, addr: &str) -> Result<String, String> {
     let mut a = addr.trim();
     if let Some(rest) = a.strip_prefix("https://") {
         if protocol == Protocol::Quic {
-            return Err(format!(
-                "{addr}: a QUIC address is host:port, without a scheme"
-            ));
+            return Err(format!("{addr}: a QUIC address is host:port, without a scheme"));
         }
         a = rest.trim_end_matches('/');
     } else if a.contains("://") {
-        return Err(format!(
-            "{addr}: expected host:port (or https://host:port for tls)"
-        ));
+        return Err(format!("{addr}: expected host:port (or https://host:port for tls)"));
     }
     let Some((host, port)) = a.rsplit_once(':') else {
         return Err(format!("{addr}: expected host:port (the port is required)"));
@@ -118,9 +114,7 @@ pub fn parse_addr(protocol: Protocol, addr: &str) -> Result<String, String> {
     }
     match port.parse::<u16>() {
         Ok(p) if p != 0 => Ok(a.to_string()),
-        _ => Err(format!(
-            "{addr}: port {port:?} is not a port number 1-65535"
-        )),
+        _ => Err(format!("{addr}: port {port:?} is not a port number 1-65535")),
     }
 }
 
@@ -195,11 +189,7 @@ pub async fn run(p: &Probe) -> Report {
         bundle_path: p.bundle.path.clone(),
         bundle_certificates: p.bundle.certs.len(),
         bundle_fingerprint: p.bundle.fingerprint.clone(),
-        alpn_offered: p
-            .alpn
-            .iter()
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect(),
+        alpn_offered: p.alpn.iter().map(|a| String::from_utf8_lossy(a).into_owned()).collect(),
         timeout: p.timeout,
         chain: vec![],
         outcome: Err(Failure::new(Reason::HandshakeFailed, "not run")),
@@ -227,51 +217,36 @@ async fn attempt(p: &Probe, report: &mut Report) -> Result<Session, Failure> {
     ));
     let deadline = tokio::time::Instant::now() + p.timeout;
 
-    let addr =
-        match tokio::time::timeout_at(deadline, tokio::net::lookup_host(p.addr.as_str())).await {
-            Err(_) => {
-                return Err(Failure::new(
-                    Reason::Timeout,
-                    format!("resolving {} took longer than {tt}", p.addr),
-                ))
-            }
-            Ok(Err(e)) => {
+    let addr = match tokio::time::timeout_at(deadline, tokio::net::lookup_host(p.addr.as_str())).await {
+        Err(_) => {
+            return Err(Failure::new(
+                Reason::Timeout,
+                format!("resolving {} took longer than {tt}", p.addr),
+            ))
+        }
+        Ok(Err(e)) => {
+            return Err(Failure::new(
+                Reason::Unreachable,
+                format!("cannot resolve {}: {e}", p.addr),
+            ))
+        }
+        Ok(Ok(mut addrs)) => match addrs.next() {
+            Some(a) => a,
+            None => {
                 return Err(Failure::new(
                     Reason::Unreachable,
-                    format!("cannot resolve {}: {e}", p.addr),
+                    format!("{} resolves to no address", p.addr),
                 ))
             }
-            Ok(Ok(mut addrs)) => match addrs.next() {
-                Some(a) => a,
-                None => {
-                    return Err(Failure::new(
-                        Reason::Unreachable,
-                        format!("{} resolves to no address", p.addr),
-                    ))
-                }
-            },
-        };
+        },
+    };
     report.resolved = Some(addr);
 
     let result = match p.protocol {
         Protocol::Tls => {
-            let name =
-                rustls_pki_types::ServerName::try_from(p.server_name.clone()).map_err(|e| {
-                    Failure::new(
-                        Reason::HandshakeFailed,
-                        format!("server name {:?}: {e}", p.server_name),
-                    )
-                })?;
-            tls::handshake(
-                addr,
-                name,
-                &p.alpn,
-                verifier.clone(),
-                provider,
-                deadline,
-                &tt,
-            )
-            .await
+            let name = rustls_pki_types::ServerName::try_from(p.server_name.clone())
+                .map_err(|e| Failure::new(Reason::HandshakeFailed, format!("server name {:?}: {e}", p.server_name)))?;
+            tls::handshake(addr, name, &p.alpn, verifier.clone(), provider, deadline, &tt).await
         }
         Protocol::Quic => {
             quic::handshake(
@@ -307,11 +282,7 @@ pub fn render_human(r: &Report) -> String {
         out.push_str(&s);
         out.push('\n');
     };
-    line(format!(
-        "nvcf-validate probe {} {}",
-        r.protocol.name(),
-        r.addr
-    ));
+    line(format!("nvcf-validate probe {} {}", r.protocol.name(), r.addr));
     if let Some(a) = r.resolved {
         line(format!("  address:      {a}"));
     }
@@ -320,9 +291,7 @@ pub fn render_human(r: &Report) -> String {
         "  bundle:       {} ({} certificate(s), {})",
         r.bundle_path,
         r.bundle_certificates,
-        r.bundle_fingerprint
-            .as_deref()
-            .unwrap_or("no fingerprint: empty")
+        r.bundle_fingerprint.as_deref().unwrap_or("no fingerprint: empty")
     ));
     line(format!(
         "  alpn offered: {}",
@@ -334,20 +303,14 @@ pub fn render_human(r: &Report) -> String {
     ));
     line(format!("  timeout:      {}", timeout_text(r.timeout)));
     if !r.chain.is_empty() {
-        line(format!(
-            "  presented chain ({} certificate(s)):",
-            r.chain.len()
-        ));
+        line(format!("  presented chain ({} certificate(s)):", r.chain.len()));
         for (i, c) in r.chain.iter().enumerate() {
             line(format!("    [{i}] subject: {}", c.subject));
             line(format!("        issuer:  {}", c.issuer));
             if !c.sans.is_empty() {
                 line(format!("        SANs:    {}", c.sans.join(", ")));
             }
-            line(format!(
-                "        valid:   {} .. {}",
-                c.not_before, c.not_after
-            ));
+            line(format!("        valid:   {} .. {}", c.not_before, c.not_after));
             line(format!(
                 "        EKU:     {}",
                 match c.server_auth {
@@ -387,16 +350,9 @@ pub fn render_json(r: &Report) -> serde_json::Value {
             "ok",
             None,
             None,
-            Some(
-                json!({"tlsVersion": s.tls_version, "cipherSuite": s.cipher_suite, "alpn": s.alpn}),
-            ),
+            Some(json!({"tlsVersion": s.tls_version, "cipherSuite": s.cipher_suite, "alpn": s.alpn})),
         ),
-        Err(f) => (
-            "refused",
-            Some(f.reason.code()),
-            Some(f.detail.clone()),
-            None,
-        ),
+        Err(f) => ("refused", Some(f.reason.code()), Some(f.detail.clone()), None),
     };
     json!({
         "schema": "nvcf-validate/probe/v1",
@@ -430,10 +386,7 @@ mod tests {
             parse_addr(Protocol::Tls, "https://grpc.example.com:443/").unwrap(),
             "grpc.example.com:443"
         );
-        assert_eq!(
-            parse_addr(Protocol::Quic, "[::1]:50072").unwrap(),
-            "[::1]:50072"
-        );
+        assert_eq!(parse_addr(Protocol::Quic, "[::1]:50072").unwrap(), "[::1]:50072");
         assert!(parse_addr(Protocol::Quic, "https://x:1").is_err());
         assert!(parse_addr(Protocol::Tls, "http://x:1").is_err());
         assert!(parse_addr(Protocol::Tls, "router.example.com").is_err());
@@ -467,10 +420,7 @@ mod tests {
         };
         let r = run(&p).await;
         assert_eq!(r.outcome.unwrap_err().reason, Reason::EmptyBundle);
-        assert!(
-            r.resolved.is_none(),
-            "an empty bundle must not lead to a connection"
-        );
+        assert!(r.resolved.is_none(), "an empty bundle must not lead to a connection");
     }
 
     #[test]

@@ -32,8 +32,7 @@ pub(super) async fn handshake(
     deadline: Instant,
     timeout_text: &str,
 ) -> Result<Session, Failure> {
-    let setup =
-        |e: String| Failure::new(Reason::HandshakeFailed, format!("QUIC client setup: {e}"));
+    let setup = |e: String| Failure::new(Reason::HandshakeFailed, format!("QUIC client setup: {e}"));
     let mut crypto = rustls::ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .map_err(|e| setup(e.to_string()))?
@@ -44,24 +43,14 @@ pub(super) async fn handshake(
     let quic = QuicClientConfig::try_from(crypto).map_err(|e| setup(e.to_string()))?;
     let mut client = quinn::ClientConfig::new(Arc::new(quic));
     let mut transport = TransportConfig::default();
-    transport.max_idle_timeout(Some(
-        IdleTimeout::try_from(timeout).map_err(|e| setup(e.to_string()))?,
-    ));
+    transport.max_idle_timeout(Some(IdleTimeout::try_from(timeout).map_err(|e| setup(e.to_string()))?));
     client.transport_config(Arc::new(transport));
 
-    let bind: SocketAddr = if addr.is_ipv6() {
-        "[::]:0"
-    } else {
-        "0.0.0.0:0"
-    }
-    .parse()
-    .expect("literal address");
-    let endpoint = Endpoint::client(bind).map_err(|e| {
-        Failure::new(
-            Reason::Unreachable,
-            format!("cannot open a UDP socket: {e}"),
-        )
-    })?;
+    let bind: SocketAddr = if addr.is_ipv6() { "[::]:0" } else { "0.0.0.0:0" }
+        .parse()
+        .expect("literal address");
+    let endpoint = Endpoint::client(bind)
+        .map_err(|e| Failure::new(Reason::Unreachable, format!("cannot open a UDP socket: {e}")))?;
     let connecting = endpoint
         .connect_with(client, addr, server_name)
         .map_err(|e| setup(format!("{e}")))?;
@@ -120,7 +109,10 @@ fn connection_error(
                 Reason::HandshakeFailed,
                 format!("{addr} aborted the QUIC handshake with TLS alert {alert:?}"),
             ),
-            None => Failure::new(Reason::HandshakeFailed, format!("{addr} closed the QUIC connection: {close}")),
+            None => Failure::new(
+                Reason::HandshakeFailed,
+                format!("{addr} closed the QUIC connection: {close}"),
+            ),
         },
         ConnectionError::TransportError(t) => match tls_alert(t.code) {
             Some(rustls::AlertDescription::NoApplicationProtocol) => Failure::new(
@@ -130,12 +122,18 @@ fn connection_error(
                      agreement (use --no-alpn if the server negotiates none)"
                 ),
             ),
-            _ => Failure::new(Reason::HandshakeFailed, format!("QUIC handshake with {addr} failed: {t}")),
+            _ => Failure::new(
+                Reason::HandshakeFailed,
+                format!("QUIC handshake with {addr} failed: {t}"),
+            ),
         },
         ConnectionError::VersionMismatch => Failure::new(
             Reason::HandshakeFailed,
             format!("{addr} supports no QUIC version this probe speaks"),
         ),
-        other => Failure::new(Reason::HandshakeFailed, format!("QUIC handshake with {addr} failed: {other}")),
+        other => Failure::new(
+            Reason::HandshakeFailed,
+            format!("QUIC handshake with {addr} failed: {other}"),
+        ),
     }
 }

@@ -101,9 +101,7 @@ impl Reason {
                  it must hold at least one CERTIFICATE"
             }
             Reason::Unreachable => "check the address: DNS name, route and firewall",
-            Reason::ConnectionRefused => {
-                "nothing listens there: check the Service/Gateway listener and the port"
-            }
+            Reason::ConnectionRefused => "nothing listens there: check the Service/Gateway listener and the port",
             Reason::Timeout => {
                 "check the address, the port and firewalls (UDP for QUIC); raise --timeout on slow links"
             }
@@ -187,23 +185,11 @@ mod tests {
     #[test]
     fn certificate_errors_map_to_worker_reasons() {
         use rustls::CertificateError as C;
-        assert_eq!(
-            from_certificate_error(&C::UnknownIssuer),
-            Reason::UnknownIssuer
-        );
-        assert_eq!(
-            from_certificate_error(&C::NotValidForName),
-            Reason::NotValidForName
-        );
+        assert_eq!(from_certificate_error(&C::UnknownIssuer), Reason::UnknownIssuer);
+        assert_eq!(from_certificate_error(&C::NotValidForName), Reason::NotValidForName);
         assert_eq!(from_certificate_error(&C::Expired), Reason::Expired);
         assert_eq!(from_certificate_error(&C::NotValidYet), Reason::NotValidYet);
-        assert_eq!(
-            from_certificate_error(&C::InvalidPurpose),
-            Reason::InvalidPurpose
-        );
-        assert_eq!(
-            from_certificate_error(&C::BadSignature),
-            Reason::BadCertificate
-        );
+        assert_eq!(from_certificate_error(&C::InvalidPurpose), Reason::InvalidPurpose);
+        assert_eq!(from_certificate_error(&C::BadSignature), Reason::BadCertificate);
     }
 }

@@ -32,7 +32,9 @@ pub(super) async fn handshake(
         Err(_) => {
             return Err(Failure::new(
                 Reason::Timeout,
-                format!("no TCP connection to {addr} within {timeout_text} (packets dropped: firewall, wrong address or port)"),
+                format!(
+                "no TCP connection to {addr} within {timeout_text} (packets dropped: firewall, wrong address or port)"
+            ),
             ))
         }
         Ok(Err(e)) => return Err(connect_error(addr, &e)),
@@ -77,14 +79,8 @@ fn connect_error(addr: SocketAddr, e: &std::io::Error) -> Failure {
             Reason::ConnectionRefused,
             format!("TCP connection to {addr} refused: nothing listens on that port"),
         ),
-        K::TimedOut => Failure::new(
-            Reason::Timeout,
-            format!("TCP connection to {addr} timed out"),
-        ),
-        _ => Failure::new(
-            Reason::Unreachable,
-            format!("cannot connect to {addr}: {e}"),
-        ),
+        K::TimedOut => Failure::new(Reason::Timeout, format!("TCP connection to {addr} timed out")),
+        _ => Failure::new(Reason::Unreachable, format!("cannot connect to {addr}: {e}")),
     }
 }
 
@@ -106,6 +102,9 @@ fn handshake_error(addr: SocketAddr, e: &std::io::Error, verifier: &RecordingVer
                  no healthy backend)"
             ),
         ),
-        _ => Failure::new(Reason::HandshakeFailed, format!("TLS handshake with {addr} failed: {e}")),
+        _ => Failure::new(
+            Reason::HandshakeFailed,
+            format!("TLS handshake with {addr} failed: {e}"),
+        ),
     }
 }

@@ -97,9 +97,8 @@ impl ServerCertVerifier for RecordingVerifier {
                 CertificateError::ApplicationVerificationFailure,
             ));
         }
-        let at =
-            time::OffsetDateTime::from_unix_timestamp(now.as_secs().min(i64::MAX as u64) as i64)
-                .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
+        let at = time::OffsetDateTime::from_unix_timestamp(now.as_secs().min(i64::MAX as u64) as i64)
+            .unwrap_or_else(|_| time::OffsetDateTime::now_utc());
         match verify_parsed(&self.roots, &chain, &self.name, at) {
             Ok(_) => {
                 self.record(|s| s.verified = true);
@@ -124,12 +123,7 @@ impl ServerCertVerifier for RecordingVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn verify_tls13_signature(
@@ -138,17 +132,10 @@ impl ServerCertVerifier for RecordingVerifier {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.provider.signature_verification_algorithms,
-        )
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.provider
-            .signature_verification_algorithms
-            .supported_schemes()
+        self.provider.signature_verification_algorithms.supported_schemes()
     }
 }

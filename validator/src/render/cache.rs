@@ -32,7 +32,9 @@ impl Cache {
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-        Some(Cache { dir: base.join("nvcf-validate") })
+        Some(Cache {
+            dir: base.join("nvcf-validate"),
+        })
     }
 
     fn path(&self, key: &str) -> PathBuf {
@@ -47,7 +49,8 @@ impl Cache {
 
     /// Store a value atomically (write to a temporary file, then rename).
     pub fn put<T: Serialize>(&self, key: &str, value: &T) -> Result<()> {
-        std::fs::create_dir_all(&self.dir).with_context(|| format!("creating cache directory {}", self.dir.display()))?;
+        std::fs::create_dir_all(&self.dir)
+            .with_context(|| format!("creating cache directory {}", self.dir.display()))?;
         let tmp = self.dir.join(format!(".{key}.{}.tmp", std::process::id()));
         std::fs::write(&tmp, serde_json::to_vec(value)?).with_context(|| format!("writing {}", tmp.display()))?;
         std::fs::rename(&tmp, self.path(key)).with_context(|| format!("writing cache entry {key}"))?;
@@ -65,14 +68,20 @@ pub fn tree_hash(root: &Path) -> Result<String> {
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_file())
         .map(|e| {
-            let rel = e.path().strip_prefix(root).unwrap_or(e.path()).to_string_lossy().replace('\\', "/");
+            let rel = e
+                .path()
+                .strip_prefix(root)
+                .unwrap_or(e.path())
+                .to_string_lossy()
+                .replace('\\', "/");
             (rel, e.path().to_path_buf())
         })
         .collect();
     entries.sort();
     let mut h = Sha256::new();
     for (rel, path) in entries {
-        let bytes = std::fs::read(&path).with_context(|| format!("cannot read {} while hashing the stack's inputs", path.display()))?;
+        let bytes = std::fs::read(&path)
+            .with_context(|| format!("cannot read {} while hashing the stack's inputs", path.display()))?;
         h.update(rel.as_bytes());
         h.update([0]);
         h.update(Sha256::digest(&bytes));

@@ -44,7 +44,13 @@ pub struct EnvRender {
 /// against the lock and rendered by us (see `plan`), never by helmfile.
 /// `prebuilt`: the build output of this environment when the caller already has it (the
 /// `default` build that lists the environments).
-pub fn load_state(tools: &Tools, entry: &Path, root: &Path, environment: &str, prebuilt: Option<Vec<StateDoc>>) -> Result<(Vec<StateDoc>, EnvState, Vec<String>)> {
+pub fn load_state(
+    tools: &Tools,
+    entry: &Path,
+    root: &Path,
+    environment: &str,
+    prebuilt: Option<Vec<StateDoc>>,
+) -> Result<(Vec<StateDoc>, EnvState, Vec<String>)> {
     let scanned = load::scan_releases(entry);
     let exclude: Vec<String> = scanned.iter().filter(|s| s.oci).map(|s| s.name.clone()).collect();
     let docs = match prebuilt {
@@ -59,13 +65,22 @@ pub fn load_state(tools: &Tools, entry: &Path, root: &Path, environment: &str, p
 /// How each release will be handled in this run.
 enum Plan {
     Helmfile,
-    Mirror { tarball: PathBuf, check: MirrorCheck },
-    Skip { reason: String, mirror: Option<MirrorCheck> },
+    Mirror {
+        tarball: PathBuf,
+        check: MirrorCheck,
+    },
+    Skip {
+        reason: String,
+        mirror: Option<MirrorCheck>,
+    },
 }
 
 fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: &Path) -> Result<Plan> {
     if !r.installed {
-        return Ok(Plan::Skip { reason: "not installed in this environment (installed: false or a false condition)".into(), mirror: None });
+        return Ok(Plan::Skip {
+            reason: "not installed in this environment (installed: false or a false condition)".into(),
+            mirror: None,
+        });
     }
     if !r.is_remote() {
         return Ok(Plan::Helmfile);
@@ -77,21 +92,52 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: 
     };
     // Where the artifact comes from: the mirror, or (online) a `helm pull` of the exact version.
     // Either way it is rendered only after its sha256 matches the lock.
-    let (tarball, origin) = match opts.chart_mirror.as_ref().and_then(|d| mirror_tarball(&load::absolute(d), r)) {
+    let (tarball, origin) = match opts
+        .chart_mirror
+        .as_ref()
+        .and_then(|d| mirror_tarball(&load::absolute(d), r))
+    {
         Some(t) => (t, "mirror tarball"),
         None if opts.offline => {
-            let where_ = if opts.chart_mirror.is_some() { "--offline and not in --chart-mirror" } else { "--offline" };
-            return Ok(Plan::Skip { reason: format!("remote chart {} {} ({pin_text}); not rendered: {where_}", r.chart, r.version.as_deref().unwrap_or("(no version)")), mirror: None });
+            let where_ = if opts.chart_mirror.is_some() {
+                "--offline and not in --chart-mirror"
+            } else {
+                "--offline"
+            };
+            return Ok(Plan::Skip {
+                reason: format!(
+                    "remote chart {} {} ({pin_text}); not rendered: {where_}",
+                    r.chart,
+                    r.version.as_deref().unwrap_or("(no version)")
+                ),
+                mirror: None,
+            });
         }
         None => (pull(tools, r, pull_dir)?, "fetched chart"),
     };
     let bytes = std::fs::read(&tarball).with_context(|| format!("cannot read {origin} {}", tarball.display()))?;
     let sha = hex::encode(Sha256::digest(&bytes));
-    let check = MirrorCheck { tarball: tarball.display().to_string(), sha256: sha.clone(), expected: pinned.map(|e| e.sha256.clone()) };
+    let check = MirrorCheck {
+        tarball: tarball.display().to_string(),
+        sha256: sha.clone(),
+        expected: pinned.map(|e| e.sha256.clone()),
+    };
     Ok(match pinned {
         Some(e) if e.sha256 == sha => Plan::Mirror { tarball, check },
-        Some(_) => Plan::Skip { reason: format!("{origin} {} does not match the pinned sha256; not rendered", tarball.display()), mirror: Some(check) },
-        None => Plan::Skip { reason: format!("{origin} {} has no sha256 in charts.lock.yaml to check it against; not rendered", tarball.display()), mirror: Some(check) },
+        Some(_) => Plan::Skip {
+            reason: format!(
+                "{origin} {} does not match the pinned sha256; not rendered",
+                tarball.display()
+            ),
+            mirror: Some(check),
+        },
+        None => Plan::Skip {
+            reason: format!(
+                "{origin} {} has no sha256 in charts.lock.yaml to check it against; not rendered",
+                tarball.display()
+            ),
+            mirror: Some(check),
+        },
     })
 }
 
@@ -102,16 +148,30 @@ fn pull(tools: &Tools, r: &Release, dir: &Path) -> Result<PathBuf> {
     let mut cmd = tools.helm();
     cmd.arg("pull");
     match &r.chart_ref {
-        ChartRef::Repo { chart, url: Some(url), oci: true, .. } => {
-            cmd.arg(format!("oci://{}/{chart}", url.trim_start_matches("oci://").trim_end_matches('/')));
+        ChartRef::Repo {
+            chart,
+            url: Some(url),
+            oci: true,
+            ..
+        } => {
+            cmd.arg(format!(
+                "oci://{}/{chart}",
+                url.trim_start_matches("oci://").trim_end_matches('/')
+            ));
         }
-        ChartRef::Repo { chart, url: Some(url), .. } => {
+        ChartRef::Repo {
+            chart, url: Some(url), ..
+        } => {
             cmd.arg(chart).arg("--repo").arg(url);
         }
         ChartRef::Oci { url } => {
             cmd.arg(url);
         }
-        other => bail!("release {}: cannot fetch chart {} ({other:?}): declare its repository in the state", r.id(), r.chart),
+        other => bail!(
+            "release {}: cannot fetch chart {} ({other:?}): declare its repository in the state",
+            r.id(),
+            r.chart
+        ),
     }
     if let Some(v) = &r.version {
         cmd.arg("--version").arg(v);
@@ -122,7 +182,7 @@ fn pull(tools: &Tools, r: &Release, dir: &Path) -> Result<PathBuf> {
     std::fs::read_dir(&dest)?
         .flatten()
         .map(|e| e.path())
-        .find(|p| p.extension().map_or(false, |x| x == "tgz"))
+        .find(|p| p.extension().is_some_and(|x| x == "tgz"))
         .with_context(|| format!("helm pull of {} produced no chart tarball", r.chart))
 }
 
@@ -135,19 +195,38 @@ fn mirror_tarball(dir: &Path, r: &Release) -> Option<PathBuf> {
     };
     let v = r.version.clone().unwrap_or_default();
     let bare = v.trim_start_matches('v').to_string();
-    [format!("{chart}-{v}.tgz"), format!("{chart}-{bare}.tgz"), format!("{chart}-v{bare}.tgz")]
-        .into_iter()
-        .map(|n| dir.join(n))
-        .find(|p| p.is_file())
+    [
+        format!("{chart}-{v}.tgz"),
+        format!("{chart}-{bare}.tgz"),
+        format!("{chart}-v{bare}.tgz"),
+    ]
+    .into_iter()
+    .map(|n| dir.join(n))
+    .find(|p| p.is_file())
 }
 
 /// Render one environment. `entry` must be absolute (helmfile's output directories are keyed by
 /// the sha1 of each state file's absolute path).
-pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, environment: &str, opts: &Options, prebuilt: Option<Vec<StateDoc>>) -> Result<EnvRender> {
+pub fn render_env(
+    tools: &Tools,
+    entry: &Path,
+    root: &Path,
+    lock: &ChartLock,
+    environment: &str,
+    opts: &Options,
+    prebuilt: Option<Vec<StateDoc>>,
+) -> Result<EnvRender> {
     let (_docs, state, oci_excluded) = load_state(tools, entry, root, environment, prebuilt)?;
-    let work = tempfile::Builder::new().prefix("nvcf-validate-").tempdir().context("creating a temporary directory")?;
+    let work = tempfile::Builder::new()
+        .prefix("nvcf-validate-")
+        .tempdir()
+        .context("creating a temporary directory")?;
     let pull_dir = work.path().join("pulled");
-    let plans: Vec<Plan> = state.releases.iter().map(|r| plan(r, lock, opts, tools, &pull_dir)).collect::<Result<_>>()?;
+    let plans: Vec<Plan> = state
+        .releases
+        .iter()
+        .map(|r| plan(r, lock, opts, tools, &pull_dir))
+        .collect::<Result<_>>()?;
 
     let out_dir = work.path().join("out");
 
@@ -163,7 +242,11 @@ pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, en
     excluded.extend(oci_excluded.iter().cloned());
     let any_helmfile = plans.iter().any(|p| matches!(p, Plan::Helmfile));
 
-    let template_res = if any_helmfile { template(tools, entry, environment, &out_dir, &excluded, opts.offline) } else { Ok(()) };
+    let template_res = if any_helmfile {
+        template(tools, entry, environment, &out_dir, &excluded, opts.offline)
+    } else {
+        Ok(())
+    };
     let mut render_error = template_res.err().map(|e| format!("{e:#}"));
     let mut docs = Vec::new();
     let mut counts: HashMap<(String, String), usize> = HashMap::new();
@@ -173,7 +256,15 @@ pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, en
             .iter()
             .map(|f| (abs_sha8(&root.join(f)), f.clone()))
             .collect();
-        collect_output(&out_dir, root, environment, &state, &sha_of_state, &mut docs, &mut counts)?;
+        collect_output(
+            &out_dir,
+            root,
+            environment,
+            &state,
+            &sha_of_state,
+            &mut docs,
+            &mut counts,
+        )?;
     }
     // Mirror renders.
     for (r, p) in state.releases.iter().zip(&plans) {
@@ -197,15 +288,39 @@ pub fn render_env(tools: &Tools, entry: &Path, root: &Path, lock: &ChartLock, en
         .map(|(r, p)| {
             let n = counts.get(&(r.namespace.clone(), r.name.clone())).copied().unwrap_or(0);
             let (rendered, reason, mirror) = match p {
-                Plan::Helmfile | Plan::Mirror { .. } if render_error.is_some() => (false, Some("render failed".to_string()), None),
+                Plan::Helmfile | Plan::Mirror { .. } if render_error.is_some() => {
+                    (false, Some("render failed".to_string()), None)
+                }
                 Plan::Helmfile => (true, None, None),
-                Plan::Mirror { check, .. } => (true, Some(format!("rendered from {} after its sha256 matched the lock", check.tarball)), Some(check)),
+                Plan::Mirror { check, .. } => (
+                    true,
+                    Some(format!(
+                        "rendered from {} after its sha256 matched the lock",
+                        check.tarball
+                    )),
+                    Some(check),
+                ),
                 Plan::Skip { reason, mirror } => (false, Some(reason), mirror),
             };
-            ReleaseStatus { name: r.name.clone(), namespace: r.namespace.clone(), chart: r.chart.clone(), version: r.version.clone(), installed: r.installed, rendered, reason, objects: n, mirror }
+            ReleaseStatus {
+                name: r.name.clone(),
+                namespace: r.namespace.clone(),
+                chart: r.chart.clone(),
+                version: r.version.clone(),
+                installed: r.installed,
+                rendered,
+                reason,
+                objects: n,
+                mirror,
+            }
         })
         .collect();
-    Ok(EnvRender { state, docs, status, render_error })
+    Ok(EnvRender {
+        state,
+        docs,
+        status,
+        render_error,
+    })
 }
 
 fn abs_sha8(p: &Path) -> String {
@@ -214,14 +329,24 @@ fn abs_sha8(p: &Path) -> String {
     hex::encode(h)[..8].to_string()
 }
 
-fn template(tools: &Tools, entry: &Path, environment: &str, out: &Path, excluded: &[String], offline: bool) -> Result<()> {
+fn template(
+    tools: &Tools,
+    entry: &Path,
+    environment: &str,
+    out: &Path,
+    excluded: &[String],
+    offline: bool,
+) -> Result<()> {
     let mut cmd = tools.helmfile(entry, environment);
     if let Some(sel) = load::exclude_selector(excluded) {
         cmd.arg("--selector").arg(sel).arg("--allow-no-matching-release");
     }
-    cmd.arg("template").arg("--include-crds").arg("--output-dir").arg(out).arg("--output-dir-template").arg(
-        "{{ .OutputDir }}/{{ .State.AbsPathSHA1 }}/{{ .Release.Namespace }}__{{ .Release.Name }}",
-    );
+    cmd.arg("template")
+        .arg("--include-crds")
+        .arg("--output-dir")
+        .arg(out)
+        .arg("--output-dir-template")
+        .arg("{{ .OutputDir }}/{{ .State.AbsPathSHA1 }}/{{ .Release.Namespace }}__{{ .Release.Name }}");
     if offline {
         cmd.arg("--skip-deps");
     }
@@ -245,7 +370,9 @@ fn collect_output(
     docs: &mut Vec<RenderedDoc>,
     counts: &mut HashMap<(String, String), usize>,
 ) -> Result<()> {
-    let Ok(shas) = std::fs::read_dir(out) else { return Ok(()) };
+    let Ok(shas) = std::fs::read_dir(out) else {
+        return Ok(());
+    };
     let mut shas: Vec<_> = shas.flatten().collect();
     shas.sort_by_key(|e| e.file_name());
     for sha_dir in shas {
@@ -255,13 +382,17 @@ fn collect_output(
         rels.sort_by_key(|e| e.file_name());
         for rel_dir in rels {
             let dname = rel_dir.file_name().to_string_lossy().into_owned();
-            let Some((ns, name)) = dname.split_once("__") else { continue };
+            let Some((ns, name)) = dname.split_once("__") else {
+                continue;
+            };
             let release = state
                 .releases
                 .iter()
                 .find(|r| r.namespace == ns && r.name == name && state_file.map_or(true, |f| &r.file == f))
                 .or_else(|| state.releases.iter().find(|r| r.namespace == ns && r.name == name));
-            let Some(release) = release else { bail!("helmfile rendered release {ns}/{name}, which `helmfile build` did not list") };
+            let Some(release) = release else {
+                bail!("helmfile rendered release {ns}/{name}, which `helmfile build` did not list")
+            };
             let mut files: Vec<PathBuf> = walkdir::WalkDir::new(rel_dir.path())
                 .sort_by_file_name()
                 .into_iter()
@@ -276,7 +407,11 @@ fn collect_output(
             };
             let mut n = 0;
             for f in files {
-                let inner = f.strip_prefix(rel_dir.path()).unwrap_or(&f).to_string_lossy().replace('\\', "/");
+                let inner = f
+                    .strip_prefix(rel_dir.path())
+                    .unwrap_or(&f)
+                    .to_string_lossy()
+                    .replace('\\', "/");
                 let text = std::fs::read_to_string(&f).with_context(|| format!("reading rendered {}", f.display()))?;
                 n += push_docs(&text, &inner, local.as_deref(), environment, release, docs)?;
             }
@@ -289,7 +424,14 @@ fn collect_output(
 /// Add the documents of one rendered template file. `inner` is `<chart>/templates/x.yaml`;
 /// `local_chart` the chart directory when the chart is local (to map to a repository path and
 /// find the template line).
-fn push_docs(text: &str, inner: &str, local_chart: Option<&Path>, environment: &str, r: &Release, docs: &mut Vec<RenderedDoc>) -> Result<usize> {
+fn push_docs(
+    text: &str,
+    inner: &str,
+    local_chart: Option<&Path>,
+    environment: &str,
+    r: &Release,
+    docs: &mut Vec<RenderedDoc>,
+) -> Result<usize> {
     let in_chart = inner.split_once('/').map(|(_, rest)| rest).unwrap_or(inner);
     let (file, template_src) = match (local_chart, &r.chart_ref) {
         (Some(dir), ChartRef::Local { path }) => {
@@ -303,9 +445,17 @@ fn push_docs(text: &str, inner: &str, local_chart: Option<&Path>, environment: &
     let mut n = 0;
     let shared: Option<std::sync::Arc<str>> = template_src.as_deref().map(Into::into);
     for d in parsed {
-        let kind = d.value.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+        let kind = d
+            .value
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
         let nth = per_kind.entry(kind.clone()).or_default();
-        let line = template_src.as_deref().map(|t| template_line(t, &kind, *nth)).or(Some(d.line));
+        let line = template_src
+            .as_deref()
+            .map(|t| template_line(t, &kind, *nth))
+            .or(Some(d.line));
         *nth += 1;
         docs.push(RenderedDoc {
             body: d.value,
@@ -328,14 +478,22 @@ fn push_docs(text: &str, inner: &str, local_chart: Option<&Path>, environment: &
 
 fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path) -> Result<String> {
     let mut cmd = tools.helm();
-    cmd.arg("template").arg(&r.name).arg(tarball).arg("--namespace").arg(&r.namespace).arg("--include-crds");
-    if r.values.as_object().map_or(false, |m| !m.is_empty()) {
+    cmd.arg("template")
+        .arg(&r.name)
+        .arg(tarball)
+        .arg("--namespace")
+        .arg(&r.namespace)
+        .arg("--include-crds");
+    if r.values.as_object().is_some_and(|m| !m.is_empty()) {
         let vf = work.join(format!("{}__{}.values.json", r.namespace, r.name));
         std::fs::write(&vf, serde_json::to_vec(&r.values)?)?;
         cmd.arg("--values").arg(vf);
     }
     cmd.current_dir(work);
-    let out = run(&mut cmd, &format!("helm template of {} from {}", r.id(), tarball.display()))?;
+    let out = run(
+        &mut cmd,
+        &format!("helm template of {} from {}", r.id(), tarball.display()),
+    )?;
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 

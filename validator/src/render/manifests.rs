@@ -27,12 +27,18 @@ pub fn parse_rendered_file(text: &str, rel_file: &str) -> Result<Vec<crate::yaml
 pub fn template_line(template: &str, kind: &str, nth: usize) -> usize {
     let decl = |l: &str| {
         let t = l.trim_start();
-        t.strip_prefix("kind:").map(|v| v.trim().trim_matches(|c| c == '"' || c == '\'') == kind).unwrap_or(false)
+        t.strip_prefix("kind:")
+            .map(|v| v.trim().trim_matches(|c| c == '"' || c == '\'') == kind)
+            .unwrap_or(false)
     };
     let lines: Vec<(usize, &str)> = template.lines().enumerate().collect();
     let matches: Vec<usize> = lines.iter().filter(|(_, l)| decl(l)).map(|(i, _)| i + 1).collect();
     if matches.is_empty() {
-        return lines.iter().find(|(_, l)| l.trim_start().starts_with("kind:")).map(|(i, _)| i + 1).unwrap_or(1);
+        return lines
+            .iter()
+            .find(|(_, l)| l.trim_start().starts_with("kind:"))
+            .map(|(i, _)| i + 1)
+            .unwrap_or(1);
     }
     matches[nth.min(matches.len() - 1)]
 }
@@ -43,7 +49,9 @@ pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>>
     let mut inputs: Vec<(String, String)> = Vec::new();
     if path == "-" {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).context("reading manifests from standard input")?;
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading manifests from standard input")?;
         inputs.push(("<stdin>".into(), text));
     } else {
         let p = Path::new(path);
@@ -52,7 +60,12 @@ pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>>
                 .into_iter()
                 .filter_map(|e| e.ok())
                 .filter(|e| e.file_type().is_file())
-                .filter(|e| matches!(e.path().extension().and_then(|x| x.to_str()), Some("yaml" | "yml" | "json")))
+                .filter(|e| {
+                    matches!(
+                        e.path().extension().and_then(|x| x.to_str()),
+                        Some("yaml" | "yml" | "json")
+                    )
+                })
                 .map(|e| e.path().to_path_buf())
                 .collect();
             files.sort();
@@ -60,7 +73,8 @@ pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>>
                 bail!("--manifests {path}: the directory has no .yaml, .yml or .json files");
             }
             for f in files {
-                let text = std::fs::read_to_string(&f).with_context(|| format!("cannot read manifest file {}", f.display()))?;
+                let text = std::fs::read_to_string(&f)
+                    .with_context(|| format!("cannot read manifest file {}", f.display()))?;
                 inputs.push((f.display().to_string(), text));
             }
         } else {
@@ -74,7 +88,12 @@ pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>>
         let shared: std::sync::Arc<str> = text.as_str().into();
         for d in docs {
             let items = match d.value.get("kind").and_then(Value::as_str) {
-                Some("List") => d.value.get("items").and_then(Value::as_array).cloned().unwrap_or_default(),
+                Some("List") => d
+                    .value
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
                 _ => vec![d.value],
             };
             for body in items {

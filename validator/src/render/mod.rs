@@ -70,11 +70,19 @@ pub fn resolve_entry(file: &Path) -> Result<PathBuf> {
             .iter()
             .map(|n| file.join(n))
             .find(|p| p.is_file())
-            .with_context(|| format!("{}: no helmfile.yaml or helmfile.yaml.gotmpl in this directory", file.display()))?
+            .with_context(|| {
+                format!(
+                    "{}: no helmfile.yaml or helmfile.yaml.gotmpl in this directory",
+                    file.display()
+                )
+            })?
     } else if file.is_file() {
         file.to_path_buf()
     } else {
-        bail!("state file {} not found; pass the stack's helmfile.yaml with --file", file.display());
+        bail!(
+            "state file {} not found; pass the stack's helmfile.yaml with --file",
+            file.display()
+        );
     };
     Ok(load::absolute(&p))
 }
@@ -89,11 +97,18 @@ pub fn render_stack(
     progress: bool,
 ) -> Result<(Stack, Vec<EnvRender>, RenderStats)> {
     let entry = resolve_entry(file)?;
-    let root = entry.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."));
+    let root = entry
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
     let lock = ChartLock::load(&root)?;
     let cache = if use_cache { cache::Cache::open() } else { None };
     let entry_rel = load::relative(&entry, &root);
-    let tree = if cache.is_some() { cache::tree_hash(&root)? } else { String::new() };
+    let tree = if cache.is_some() {
+        cache::tree_hash(&root)?
+    } else {
+        String::new()
+    };
     let mirror = match &opts.chart_mirror {
         Some(d) => mirror_fingerprint(d)?,
         None => "-".into(),
@@ -131,7 +146,11 @@ pub fn render_stack(
     } else {
         for e in selected {
             if !names.contains(e) {
-                bail!("environment `{e}` is not declared in {} (declared: {})", entry.display(), names.join(", "));
+                bail!(
+                    "environment `{e}` is not declared in {} (declared: {})",
+                    entry.display(),
+                    names.join(", ")
+                );
             }
         }
         selected.to_vec()
@@ -145,7 +164,11 @@ pub fn render_stack(
                 let cache = cache.as_ref();
                 let get_tools = &get_tools;
                 let (entry, root, lock) = (&entry, &root, &lock);
-                let prebuilt = if env == "default" { default_build.lock().expect("not poisoned").take() } else { None };
+                let prebuilt = if env == "default" {
+                    default_build.lock().expect("not poisoned").take()
+                } else {
+                    None
+                };
                 s.spawn(move || -> Result<(EnvRender, bool)> {
                     if let Some(hit) = cache.and_then(|c| c.get::<EnvRender>(&key)) {
                         return Ok((hit, true));
@@ -159,13 +182,20 @@ pub fn render_stack(
                         c.put(&key, &r)?;
                     }
                     if progress {
-                        eprintln!("nvcf-validate: environment {env}: {} objects from {} releases", r.docs.len(), r.status.iter().filter(|s| s.rendered).count());
+                        eprintln!(
+                            "nvcf-validate: environment {env}: {} objects from {} releases",
+                            r.docs.len(),
+                            r.status.iter().filter(|s| s.rendered).count()
+                        );
                     }
                     Ok((r, false))
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("render thread panicked")).collect()
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("render thread panicked"))
+            .collect()
     });
     let mut renders = Vec::new();
     for r in results {

@@ -67,7 +67,9 @@ fn find_tool(name: &str, var: &str, start: &Path) -> Option<PathBuf> {
 
 /// Run a command and return its output, or an error carrying the tail of its stderr.
 pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
-    let out = cmd.output().with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
+    let out = cmd
+        .output()
+        .with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
     if !out.status.success() {
         bail!("{what} failed ({}):\n{}", out.status, tail(&out.stderr, &out.stdout));
     }
@@ -76,8 +78,16 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
 
 /// The last meaningful lines of a failed tool run (helmfile prints the cause at the end).
 pub fn tail(stderr: &[u8], stdout: &[u8]) -> String {
-    let text = String::from_utf8_lossy(if stderr.iter().any(|b| !b.is_ascii_whitespace()) { stderr } else { stdout });
+    let text = String::from_utf8_lossy(if stderr.iter().any(|b| !b.is_ascii_whitespace()) {
+        stderr
+    } else {
+        stdout
+    });
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let start = lines.len().saturating_sub(12);
-    lines[start..].iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n")
+    lines[start..]
+        .iter()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

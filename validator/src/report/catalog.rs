@@ -37,7 +37,14 @@ pub fn rules(format: CatalogFormat) -> String {
         CatalogFormat::Markdown => {
             let mut out = String::from("| rule | family | severity | refuses |\n|---|---|---|---|\n");
             for r in &reg {
-                let _ = writeln!(out, "| `{}` | {} | {} | {} |", r.id, r.family, r.severity.as_str(), r.summary);
+                let _ = writeln!(
+                    out,
+                    "| `{}` | {} | {} | {} |",
+                    r.id,
+                    r.family,
+                    r.severity.as_str(),
+                    r.summary
+                );
             }
             out
         }
@@ -45,5 +52,12 @@ pub fn rules(format: CatalogFormat) -> String {
 }
 
 pub fn explain(rule: &Rule) -> String {
-    format!("# {} ({}, default severity {})\n\n{}\n\n{}", rule.id, rule.family, rule.severity.as_str(), rule.summary, rule.explain.trim_end()) + "\n"
+    format!(
+        "# {} ({}, default severity {})\n\n{}\n\n{}",
+        rule.id,
+        rule.family,
+        rule.severity.as_str(),
+        rule.summary,
+        rule.explain.trim_end()
+    ) + "\n"
 }

@@ -22,7 +22,10 @@ pub fn render(report: &Report) -> String {
             (false, Severity::Error) => "error",
             (false, Severity::Warning) => "warning",
         };
-        let mut props = vec![format!("title={}", prop(&format!("{} ({})", f.rule, f.environment.as_deref().unwrap_or("-"))))];
+        let mut props = vec![format!(
+            "title={}",
+            prop(&format!("{} ({})", f.rule, f.environment.as_deref().unwrap_or("-")))
+        )];
         if let Some(src) = &f.source {
             props.insert(0, format!("file={}", prop(src.file.trim_start_matches("./"))));
             if let Some(l) = src.line {
@@ -30,11 +33,26 @@ pub fn render(report: &Report) -> String {
             }
         }
         let waived = f.waived.as_ref().map(|w| format!(" (waived: {w})")).unwrap_or_default();
-        let _ = writeln!(out, "::{cmd} {}::{}", props.join(","), data(&format!("{}{waived}", super::message_with_object(f))));
+        let _ = writeln!(
+            out,
+            "::{cmd} {}::{}",
+            props.join(","),
+            data(&format!("{}{waived}", super::message_with_object(f)))
+        );
     }
     for e in &report.environments {
         for r in e.releases.iter().filter(|r| r.missing()) {
-            let _ = writeln!(out, "::notice title={}::{}", prop(&format!("not rendered ({})", e.name)), data(&format!("{}/{}: {}", r.namespace, r.name, r.reason.as_deref().unwrap_or("-"))));
+            let _ = writeln!(
+                out,
+                "::notice title={}::{}",
+                prop(&format!("not rendered ({})", e.name)),
+                data(&format!(
+                    "{}/{}: {}",
+                    r.namespace,
+                    r.name,
+                    r.reason.as_deref().unwrap_or("-")
+                ))
+            );
         }
     }
     let _ = writeln!(out, "nvcf-validate: {}", super::summary_line(report));

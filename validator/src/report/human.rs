@@ -36,45 +36,92 @@ pub fn render(report: &Report, color: bool) -> String {
     let mut out = String::new();
     // Findings of no (or an unknown) environment: in `--manifests` mode they belong to the one
     // pseudo-environment, otherwise they get a trailing "general" group (e.g. policy findings).
-    let known = |f: &&crate::finding::Finding| f.environment.as_deref().map_or(false, |e| report.environments.iter().any(|x| x.name == e));
+    let known = |f: &&crate::finding::Finding| {
+        f.environment
+            .as_deref()
+            .is_some_and(|e| report.environments.iter().any(|x| x.name == e))
+    };
     let manifests_mode = report.environments.len() == 1 && report.environments[0].name == "manifests";
     let mut groups: Vec<(Option<&crate::engine::EnvReport>, Vec<&crate::finding::Finding>)> = report
         .environments
         .iter()
         .map(|e| {
-            let fs = report.findings.iter().filter(|f| f.environment.as_deref() == Some(&e.name) || (manifests_mode && !known(f))).collect();
+            let fs = report
+                .findings
+                .iter()
+                .filter(|f| f.environment.as_deref() == Some(&e.name) || (manifests_mode && !known(f)))
+                .collect();
             (Some(e), fs)
         })
         .collect();
-    let general: Vec<_> = report.findings.iter().filter(|f| !manifests_mode && !known(f)).collect();
+    let general: Vec<_> = report
+        .findings
+        .iter()
+        .filter(|f| !manifests_mode && !known(f))
+        .collect();
     if !general.is_empty() {
         groups.push((None, general));
     }
     for (info, findings) in groups {
-        let not_rendered: Vec<_> = info.map(|e| e.releases.iter().filter(|r| r.missing()).collect()).unwrap_or_default();
+        let not_rendered: Vec<_> = info
+            .map(|e| e.releases.iter().filter(|r| r.missing()).collect())
+            .unwrap_or_default();
         let title = match info {
             Some(e) if manifests_mode => format!("manifests ({} objects)", e.objects),
-            Some(e) => format!("environment {} ({} objects; {} of {} installed releases rendered)", e.name, e.objects, e.releases.iter().filter(|r| r.rendered).count(), e.releases.iter().filter(|r| r.installed).count()),
+            Some(e) => format!(
+                "environment {} ({} objects; {} of {} installed releases rendered)",
+                e.name,
+                e.objects,
+                e.releases.iter().filter(|r| r.rendered).count(),
+                e.releases.iter().filter(|r| r.installed).count()
+            ),
             None => "general".to_string(),
         };
         let _ = writeln!(out, "{}", p.bold(&title));
         if let Some(err) = info.and_then(|e| e.render_error.as_ref()) {
-            let _ = writeln!(out, "  {} helmfile refused to render this environment; the findings below say why:", p.sev(Severity::Error));
+            let _ = writeln!(
+                out,
+                "  {} helmfile refused to render this environment; the findings below say why:",
+                p.sev(Severity::Error)
+            );
             for l in err.lines().take(6) {
                 let _ = writeln!(out, "    {}", p.dim(l.trim()));
             }
         }
         for r in &not_rendered {
-            let _ = writeln!(out, "  {} {}/{} ({} {}): {}", p.wrap("36", "not rendered"), r.namespace, r.name, r.chart, r.version.as_deref().unwrap_or("-"), r.reason.as_deref().unwrap_or("-"));
+            let _ = writeln!(
+                out,
+                "  {} {}/{} ({} {}): {}",
+                p.wrap("36", "not rendered"),
+                r.namespace,
+                r.name,
+                r.chart,
+                r.version.as_deref().unwrap_or("-"),
+                r.reason.as_deref().unwrap_or("-")
+            );
         }
         let mut last_release: Option<Option<&str>> = None;
         for f in &findings {
             if last_release != Some(f.release.as_deref()) {
-                let _ = writeln!(out, "  {}", p.bold(&format!("release {}", f.release.as_deref().unwrap_or("(none)"))));
+                let _ = writeln!(
+                    out,
+                    "  {}",
+                    p.bold(&format!("release {}", f.release.as_deref().unwrap_or("(none)")))
+                );
                 last_release = Some(f.release.as_deref());
             }
-            let waived = if f.waived.is_some() { p.dim(" (waived)") } else { String::new() };
-            let _ = writeln!(out, "    {}[{}]{waived} {}", p.sev(f.sev()), f.rule, message_with_object(f));
+            let waived = if f.waived.is_some() {
+                p.dim(" (waived)")
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                out,
+                "    {}[{}]{waived} {}",
+                p.sev(f.sev()),
+                f.rule,
+                message_with_object(f)
+            );
             let _ = writeln!(out, "      {} {}", p.dim("-->"), location(f));
             if let Some(w) = &f.waived {
                 let _ = writeln!(out, "      {} {w}", p.dim("= waived:"));
@@ -88,7 +135,11 @@ pub fn render(report: &Report, color: bool) -> String {
         out.push('\n');
     }
     let c = report.counts();
-    let verdict = if c.errors > 0 { p.wrap("1;31", "FAILED") } else { p.wrap("1;32", "PASSED") };
+    let verdict = if c.errors > 0 {
+        p.wrap("1;31", "FAILED")
+    } else {
+        p.wrap("1;32", "PASSED")
+    };
     let _ = writeln!(out, "{verdict}: {}", summary_line(report));
     out
 }

@@ -28,14 +28,30 @@ pub fn render(report: &Report) -> String {
     let (mut total, mut total_fail, mut total_skip) = (0, 0, 0);
     for env in &report.environments {
         let manifests = report.environments.len() == 1 && env.name == "manifests";
-        let in_env = |f: &&crate::finding::Finding| f.environment.as_deref() == Some(env.name.as_str()) || (manifests && f.environment.is_none());
+        let in_env = |f: &&crate::finding::Finding| {
+            f.environment.as_deref() == Some(env.name.as_str()) || (manifests && f.environment.is_none())
+        };
         let (mut tests, mut failures, mut skipped) = (0, 0, 0);
         let mut cases = String::new();
         for r in &registry {
             tests += 1;
-            let fs: Vec<_> = report.findings.iter().filter(in_env).filter(|f| f.rule == r.id).collect();
-            let errors: Vec<_> = fs.iter().filter(|f| f.waived.is_none() && f.sev() == Severity::Error).collect();
-            let _ = write!(cases, "    <testcase classname=\"{}.{}\" name=\"{}\"", escape(&env.name), escape(&r.family.replace(' ', "-")), r.id);
+            let fs: Vec<_> = report
+                .findings
+                .iter()
+                .filter(in_env)
+                .filter(|f| f.rule == r.id)
+                .collect();
+            let errors: Vec<_> = fs
+                .iter()
+                .filter(|f| f.waived.is_none() && f.sev() == Severity::Error)
+                .collect();
+            let _ = write!(
+                cases,
+                "    <testcase classname=\"{}.{}\" name=\"{}\"",
+                escape(&env.name),
+                escape(&r.family.replace(' ', "-")),
+                r.id
+            );
             if errors.is_empty() && fs.is_empty() {
                 cases.push_str("/>\n");
                 continue;
@@ -43,8 +59,17 @@ pub fn render(report: &Report) -> String {
             cases.push_str(">\n");
             if !errors.is_empty() {
                 failures += 1;
-                let body: Vec<String> = errors.iter().map(|f| format!("{}: {}", super::location(f), f.message)).collect();
-                let _ = writeln!(cases, "      <failure message=\"{} error(s)\" type=\"{}\">{}</failure>", errors.len(), r.id, escape(&body.join("\n")));
+                let body: Vec<String> = errors
+                    .iter()
+                    .map(|f| format!("{}: {}", super::location(f), f.message))
+                    .collect();
+                let _ = writeln!(
+                    cases,
+                    "      <failure message=\"{} error(s)\" type=\"{}\">{}</failure>",
+                    errors.len(),
+                    r.id,
+                    escape(&body.join("\n"))
+                );
             }
             let other: Vec<String> = fs
                 .iter()

@@ -10,7 +10,11 @@ fn cell(s: &str) -> String {
 pub fn render(report: &Report) -> String {
     let c = report.counts();
     let mut out = String::new();
-    let verdict = if c.errors > 0 { "❌ nvcf-validate: failed" } else { "✅ nvcf-validate: passed" };
+    let verdict = if c.errors > 0 {
+        "❌ nvcf-validate: failed"
+    } else {
+        "✅ nvcf-validate: passed"
+    };
     let _ = writeln!(out, "### {verdict}\n\n{}\n", super::summary_line(report));
     if !report.findings.is_empty() {
         out.push_str("| severity | rule | environment | object | location | message |\n|---|---|---|---|---|---|\n");
@@ -34,11 +38,24 @@ pub fn render(report: &Report) -> String {
         }
         out.push('\n');
     }
-    let unrendered: Vec<_> = report.environments.iter().flat_map(|e| e.releases.iter().filter(|r| r.missing()).map(move |r| (e, r))).collect();
+    let unrendered: Vec<_> = report
+        .environments
+        .iter()
+        .flat_map(|e| e.releases.iter().filter(|r| r.missing()).map(move |r| (e, r)))
+        .collect();
     if !unrendered.is_empty() {
         out.push_str("<details><summary>Releases not rendered</summary>\n\n| environment | release | chart | reason |\n|---|---|---|---|\n");
         for (e, r) in unrendered {
-            let _ = writeln!(out, "| {} | {}/{} | {} {} | {} |", cell(&e.name), cell(&r.namespace), cell(&r.name), cell(&r.chart), cell(r.version.as_deref().unwrap_or("-")), cell(r.reason.as_deref().unwrap_or("-")));
+            let _ = writeln!(
+                out,
+                "| {} | {}/{} | {} {} | {} |",
+                cell(&e.name),
+                cell(&r.namespace),
+                cell(&r.name),
+                cell(&r.chart),
+                cell(r.version.as_deref().unwrap_or("-")),
+                cell(r.reason.as_deref().unwrap_or("-"))
+            );
         }
         out.push_str("\n</details>\n");
     }

@@ -55,7 +55,12 @@ pub fn object_label(f: &Finding) -> Option<String> {
 /// The one-line summary every human-facing format ends with.
 pub fn summary_line(report: &Report) -> String {
     let c = report.counts();
-    let not_rendered = report.environments.iter().flat_map(|e| &e.releases).filter(|r| r.missing()).count();
+    let not_rendered = report
+        .environments
+        .iter()
+        .flat_map(|e| &e.releases)
+        .filter(|r| r.missing())
+        .count();
     format!(
         "{} error{}, {} warning{}, {} waived; {} environment{}, {} objects{}",
         c.errors,
@@ -66,13 +71,22 @@ pub fn summary_line(report: &Report) -> String {
         report.environments.len(),
         if report.environments.len() == 1 { "" } else { "s" },
         report.objects(),
-        if not_rendered > 0 { format!(", {not_rendered} release(s) not rendered") } else { String::new() }
+        if not_rendered > 0 {
+            format!(", {not_rendered} release(s) not rendered")
+        } else {
+            String::new()
+        }
     )
 }
 
 /// The help text of a finding: its own, else a pointer to the rule's explanation.
 pub fn help(f: &Finding) -> String {
-    f.help.clone().unwrap_or_else(|| format!("run `nvcf-validate explain {}` for why this matters and how to fix it", f.rule))
+    f.help.clone().unwrap_or_else(|| {
+        format!(
+            "run `nvcf-validate explain {}` for why this matters and how to fix it",
+            f.rule
+        )
+    })
 }
 
 /// The message prefixed with the finding's object, unless the message already starts with it.

@@ -34,7 +34,8 @@ pub static RULES: &[Rule] = &[
         id: PLAINTEXT_ENDPOINT,
         family: "insecure transport",
         severity: Severity::Error,
-        summary: "a TLS-required endpoint is plaintext (http:// Vault/OpenBao, tls_disable, gRPC dial address, TCP listener)",
+        summary:
+            "a TLS-required endpoint is plaintext (http:// Vault/OpenBao, tls_disable, gRPC dial address, TCP listener)",
         explain: PLAINTEXT_ENDPOINT_DOC,
         scope: Scope::StateAndObjects,
         check: plaintext_endpoint,
@@ -190,10 +191,7 @@ fn insecure_effect(n: &str) -> Option<&'static str> {
             "enables development-only peer forwarding without TLS",
         ),
         ("allowinsecuretransport", "allows plaintext transport"),
-        (
-            "kubeletinsecuretls",
-            "turns off kubelet certificate verification",
-        ),
+        ("kubeletinsecuretls", "turns off kubelet certificate verification"),
     ];
     if let Some((_, e)) = EXACT.iter().find(|(k, _)| *k == n) {
         return Some(e);
@@ -342,14 +340,11 @@ fn flag_uses(tokens: &[String]) -> Vec<FlagUse> {
 fn insecure_flags(tokens: &[String]) -> Vec<(String, &'static str)> {
     let mut out = Vec::new();
     for f in flag_uses(tokens) {
-        let effect = if f.on() {
-            insecure_effect(&f.name)
-        } else {
-            None
-        }
-        .or_else(|| match (&f.inline, verify_switch(&f.name)) {
-            (Some(v), true) if falsy_str(v) => Some("turns off TLS certificate verification"),
-            _ => None,
+        let effect = if f.on() { insecure_effect(&f.name) } else { None }.or_else(|| {
+            match (&f.inline, verify_switch(&f.name)) {
+                (Some(v), true) if falsy_str(v) => Some("turns off TLS certificate verification"),
+                _ => None,
+            }
         });
         if let Some(e) = effect {
             let shown = match (&f.inline, &f.next) {
@@ -384,19 +379,11 @@ fn env_of(g: &Graph, obj: &Object, c: &Value) -> Vec<EnvVar> {
             .and_then(Value::as_object)
     };
     let mut out = Vec::new();
-    for from in c
-        .get("envFrom")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for from in c.get("envFrom").and_then(Value::as_array).into_iter().flatten() {
         let Some(name) = from.pointer("/configMapRef/name").and_then(Value::as_str) else {
             continue;
         };
-        let prefix = from
-            .get("prefix")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let prefix = from.get("prefix").and_then(Value::as_str).unwrap_or_default();
         for (k, v) in cm_data(name).into_iter().flatten() {
             out.push(EnvVar {
                 name: format!("{prefix}{k}"),
@@ -453,12 +440,7 @@ fn list_word(list: &str) -> &'static str {
 /// Like `Finding::object_at`, but looks for `needle` from the object's own line onward first
 /// (a template or manifest file often holds several documents) and skips comment lines, so the
 /// finding points at the line to edit rather than at a comment or a sibling document.
-pub(crate) fn object_at(
-    rule: &'static str,
-    obj: &Object,
-    needle: &str,
-    msg: impl Into<String>,
-) -> Finding {
+pub(crate) fn object_at(rule: &'static str, obj: &Object, needle: &str, msg: impl Into<String>) -> Finding {
     let mut f = Finding::object(rule, obj, msg);
     let Some(text) = obj.prov.template_text.as_deref() else {
         return Finding::object_at(rule, obj, needle, f.message);
@@ -473,11 +455,7 @@ pub(crate) fn object_at(
         .enumerate()
         .skip(start)
         .find(|(_, l)| code(l) && l.contains(needle))
-        .or_else(|| {
-            text.lines()
-                .enumerate()
-                .find(|(_, l)| code(l) && l.contains(needle))
-        });
+        .or_else(|| text.lines().enumerate().find(|(_, l)| code(l) && l.contains(needle)));
     if let (Some((i, _)), Some(src)) = (hit, f.source.as_mut()) {
         src.line = Some(i + 1);
     }
@@ -538,15 +516,11 @@ fn is_loopback_url(url: &str) -> bool {
 }
 
 fn is_http(url: &str) -> bool {
-    url.trim()
-        .get(..7)
-        .is_some_and(|p| p.eq_ignore_ascii_case("http://"))
+    url.trim().get(..7).is_some_and(|p| p.eq_ignore_ascii_case("http://"))
 }
 
 fn is_https(url: &str) -> bool {
-    url.trim()
-        .get(..8)
-        .is_some_and(|p| p.eq_ignore_ascii_case("https://"))
+    url.trim().get(..8).is_some_and(|p| p.eq_ignore_ascii_case("https://"))
 }
 
 /// `a.b[0].c` for messages.
@@ -652,11 +626,7 @@ fn scan_values(
         }
         Value::Array(items) => {
             if !keys_only {
-                let words: Vec<String> = items
-                    .iter()
-                    .filter(|i| i.is_string())
-                    .map(scalar_text)
-                    .collect();
+                let words: Vec<String> = items.iter().filter(|i| i.is_string()).map(scalar_text).collect();
                 let mut tokens = Vec::new();
                 for w in &words {
                     push_words(w, &mut tokens);
@@ -685,17 +655,19 @@ fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for obj in rendered(ctx.graph) {
         for (list, c) in obj.containers() {
-            let who = format!(
-                "{}: {} `{}`",
-                obj.display(),
-                list_word(list),
-                container_name(c)
-            );
+            let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
             for (shown, effect) in insecure_flags(&cmdline(c)) {
                 let needle = shown.split(['=', ' ']).next().unwrap_or(&shown).to_string();
                 out.push(
-                    object_at(INSECURE_FLAG, obj, &needle, format!("{who} runs with `{shown}`, which {effect}"))
-                        .with_help(format!("remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify")),
+                    object_at(
+                        INSECURE_FLAG,
+                        obj,
+                        &needle,
+                        format!("{who} runs with `{shown}`, which {effect}"),
+                    )
+                    .with_help(format!(
+                        "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
+                    )),
                 );
             }
             for EnvVar {
@@ -708,27 +680,25 @@ fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                 if let Some(effect) = insecure_setting(&name, &value) {
                     let via = from.map(|f| format!(" (from {f})")).unwrap_or_default();
                     out.push(
-                        object_at(INSECURE_FLAG, obj, &needle, format!("{who} sets `{name}={}`{via}, which {effect}", short(&value)))
-                            .with_help(format!("remove `{name}` or set it to false; trust comes from the certificate and the trust bundle")),
+                        object_at(
+                            INSECURE_FLAG,
+                            obj,
+                            &needle,
+                            format!("{who} sets `{name}={}`{via}, which {effect}", short(&value)),
+                        )
+                        .with_help(format!(
+                            "remove `{name}` or set it to false; trust comes from the certificate and the trust bundle"
+                        )),
                     );
                 }
             }
         }
-        if matches!(
-            obj.kind.as_str(),
-            "ConfigMap" | "Secret" | "CustomResourceDefinition"
-        ) {
+        if matches!(obj.kind.as_str(), "ConfigMap" | "Secret" | "CustomResourceDefinition") {
             continue;
         }
         if let Some(spec) = obj.at("/spec") {
             let mut hits = Vec::new();
-            scan_values(
-                spec,
-                &mut vec!["spec".to_string()],
-                true,
-                &|_| false,
-                &mut hits,
-            );
+            scan_values(spec, &mut vec!["spec".to_string()], true, &|_| false, &mut hits);
             for h in hits {
                 let key = h.path.rsplit('.').next().unwrap_or(&h.path).to_string();
                 out.push(
@@ -738,10 +708,7 @@ fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                         &key,
                         format!("{}: `{}` {}", obj.display(), h.shown, h.effect),
                     )
-                    .with_help(format!(
-                        "set `{}` to false and configure a CA bundle instead",
-                        h.path
-                    )),
+                    .with_help(format!("set `{}` to false and configure a CA bundle instead", h.path)),
                 );
             }
         }
@@ -750,8 +717,18 @@ fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
         for r in state.installed() {
             for h in release_value_hits(r) {
                 out.push(
-                    Finding::state(INSECURE_FLAG, Some(ctx.environment), Some(r.id()), &r.file, r.line, format!("release {}: value `{}` {}", r.id(), h.shown, h.effect))
-                        .with_help(format!("remove `{}` from the release's values (or set it false); the charts refuse it at render time", h.path)),
+                    Finding::state(
+                        INSECURE_FLAG,
+                        Some(ctx.environment),
+                        Some(r.id()),
+                        &r.file,
+                        r.line,
+                        format!("release {}: value `{}` {}", r.id(), h.shown, h.effect),
+                    )
+                    .with_help(format!(
+                        "remove `{}` from the release's values (or set it false); the charts refuse it at render time",
+                        h.path
+                    )),
                 );
             }
         }
@@ -799,13 +776,9 @@ fn release_value_hits(r: &Release) -> Vec<Hit> {
                     });
                 }
             }
-            Value::Object(_) | Value::Array(_) => scan_values(
-                value,
-                &mut vec![format!("set {name}")],
-                false,
-                &skip,
-                &mut hits,
-            ),
+            Value::Object(_) | Value::Array(_) => {
+                scan_values(value, &mut vec![format!("set {name}")], false, &skip, &mut hits)
+            }
             _ => {}
         }
     }
@@ -836,8 +809,7 @@ fn is_openbao(r: &Release) -> bool {
 fn is_vault_addr_env(name: &str) -> bool {
     let up = name.to_ascii_uppercase();
     let words: Vec<&str> = up.split('_').collect();
-    words.iter().any(|w| *w == "VAULT" || *w == "BAO")
-        && matches!(words.last(), Some(&"ADDR") | Some(&"ADDRESS"))
+    words.iter().any(|w| *w == "VAULT" || *w == "BAO") && matches!(words.last(), Some(&"ADDR") | Some(&"ADDRESS"))
 }
 
 fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
@@ -858,12 +830,7 @@ fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
             _ => {}
         }
         for (list, c) in obj.containers() {
-            let who = format!(
-                "{}: {} `{}`",
-                obj.display(),
-                list_word(list),
-                container_name(c)
-            );
+            let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
             for f in flag_uses(&cmdline(c)) {
                 if f.name == "grpcpylondialaddr" {
                     let v = f.value().unwrap_or_default();
@@ -982,18 +949,8 @@ fn tcp_route_grpc(g: &Graph, route: &Object) -> Vec<Finding> {
     if attaches_only_to_tls_listeners(g, route) {
         return out;
     }
-    for rule in route
-        .at("/spec/rules")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        for b in rule
-            .get("backendRefs")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+    for rule in route.at("/spec/rules").and_then(Value::as_array).into_iter().flatten() {
+        for b in rule.get("backendRefs").and_then(Value::as_array).into_iter().flatten() {
             let kind = b.get("kind").and_then(Value::as_str).unwrap_or("Service");
             let group = b.get("group").and_then(Value::as_str).unwrap_or("");
             let (Some(name), Some(port)) = (
@@ -1010,10 +967,7 @@ fn tcp_route_grpc(g: &Graph, route: &Object) -> Vec<Finding> {
                 .get("", "Service", bns, name)
                 .and_then(|s| s.at("/spec/ports"))
                 .and_then(Value::as_array)
-                .and_then(|ps| {
-                    ps.iter()
-                        .find(|p| p.get("port").and_then(Value::as_u64) == Some(port))
-                });
+                .and_then(|ps| ps.iter().find(|p| p.get("port").and_then(Value::as_u64) == Some(port)));
             let grpc = match svc_port {
                 Some(p) => grpc_port(p),
                 None => port == 50071,
@@ -1053,21 +1007,10 @@ fn attaches_only_to_tls_listeners(g: &Graph, route: &Object) -> bool {
             return false;
         };
         let section = p.get("sectionName").and_then(Value::as_str);
-        for l in gw
-            .at("/spec/listeners")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
+        for l in gw.at("/spec/listeners").and_then(Value::as_array).into_iter().flatten() {
             if section.is_none() || l.get("name").and_then(Value::as_str) == section {
-                let proto = l
-                    .get("protocol")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let mode = l
-                    .pointer("/tls/mode")
-                    .and_then(Value::as_str)
-                    .unwrap_or("Terminate");
+                let proto = l.get("protocol").and_then(Value::as_str).unwrap_or_default();
+                let mode = l.pointer("/tls/mode").and_then(Value::as_str).unwrap_or("Terminate");
                 protocols.push(proto == "TLS" && mode == "Terminate");
             }
         }
@@ -1081,11 +1024,7 @@ fn exposed_grpc_service(svc: &Object) -> Vec<Finding> {
     if ty != "LoadBalancer" && ty != "NodePort" {
         return Vec::new();
     }
-    let ports = svc
-        .at("/spec/ports")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten();
+    let ports = svc.at("/spec/ports").and_then(Value::as_array).into_iter().flatten();
     ports
         .filter(|p| p.get("port").and_then(Value::as_u64) == Some(50071) || p.get("targetPort").and_then(Value::as_u64) == Some(50071))
         .map(|p| {
@@ -1110,9 +1049,7 @@ fn openbao_values(ctx: &Ctx, r: &Release) -> Vec<Finding> {
         return Vec::new();
     }
     let set = |name: &str| r.set.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v);
-    let get = |name: &str| {
-        set(name).or_else(|| r.values.pointer(&format!("/{}", name.replace('.', "/"))))
-    };
+    let get = |name: &str| set(name).or_else(|| r.values.pointer(&format!("/{}", name.replace('.', "/"))));
     if get("server.enabled").is_some_and(falsy) {
         return Vec::new();
     }
@@ -1123,12 +1060,10 @@ fn openbao_values(ctx: &Ctx, r: &Release) -> Vec<Finding> {
             "`global.tlsDisable: {}` serves the API over plain HTTP",
             short(v)
         )),
-        None => problems
-            .push("`global.tlsDisable` is not set and the chart defaults it to true".to_string()),
+        None => problems.push("`global.tlsDisable` is not set and the chart defaults it to true".to_string()),
     }
     if get("server.dev.enabled").is_some_and(truthy) {
-        problems
-            .push("`server.dev.enabled: true` runs a plaintext in-memory dev server".to_string());
+        problems.push("`server.dev.enabled: true` runs a plaintext in-memory dev server".to_string());
     }
     let config_key = if get("server.ha.enabled").is_some_and(truthy) {
         if get("server.ha.raft.enabled").is_some_and(truthy) {
@@ -1216,10 +1151,7 @@ mod tests {
         ])
         .is_empty());
         let mut shell = Vec::new();
-        push_words(
-            "exec router --enable-dev-peer-forwarding; sleep 1",
-            &mut shell,
-        );
+        push_words("exec router --enable-dev-peer-forwarding; sleep 1", &mut shell);
         assert_eq!(
             on(&shell.iter().map(String::as_str).collect::<Vec<_>>()),
             ["--enable-dev-peer-forwarding"]
@@ -1253,10 +1185,10 @@ mod tests {
         }
         assert!(disables_tls("listener \"tcp\" {\n  tls_disable = 1\n}"));
         assert!(disables_tls("listener \"tcp\" { tls_disable = \"true\" }"));
-        assert!(disables_tls(
-            "{\"listener\":[{\"tcp\":{\"tls_disable\":\"1\"}}]}"
+        assert!(disables_tls("{\"listener\":[{\"tcp\":{\"tls_disable\":\"1\"}}]}"));
+        assert!(!disables_tls(
+            "listener \"tcp\" {\n  # tls_disable = 1\n  tls_disable = false\n  tls_disable_client_certs = true\n}"
         ));
-        assert!(!disables_tls("listener \"tcp\" {\n  # tls_disable = 1\n  tls_disable = false\n  tls_disable_client_certs = true\n}"));
         assert!(!disables_tls("x_tls_disable = 1"));
         assert!(
             is_loopback_url("http://127.0.0.1:8200")
@@ -1267,13 +1199,7 @@ mod tests {
     }
 
     fn run(rule_id: &str, st: &crate::stack::EnvState, status: &[ReleaseStatus]) -> Vec<Finding> {
-        run_state(
-            rule(rule_id),
-            st,
-            &Stack::default(),
-            &Policy::default(),
-            status,
-        )
+        run_state(rule(rule_id), st, &Stack::default(), &Policy::default(), status)
     }
 
     #[test]
@@ -1301,13 +1227,7 @@ mod tests {
             ("workerProfile.insecureSkipVerify".into(), json!("true")),
             ("router.quicInsecure".into(), json!(false)),
         ];
-        let mut inline_only = rel(
-            "pki/helmfile.yaml",
-            7,
-            "nvcf",
-            "nvcf-pki",
-            local("charts/nvcf-pki"),
-        );
+        let mut inline_only = rel("pki/helmfile.yaml", 7, "nvcf", "nvcf-pki", local("charts/nvcf-pki"));
         inline_only.declared_values = vec![
             json!("values/nvcf-pki.yaml"),
             json!({"workerProfile": {"insecureSkipVerify": true}}),
@@ -1316,9 +1236,7 @@ mod tests {
         let f = run(INSECURE_FLAG, &st, &[]);
         let shown: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
         assert_eq!(f.len(), 8, "{shown:#?}");
-        assert!(f
-            .iter()
-            .all(|f| f.rule == INSECURE_FLAG && f.object.is_none()));
+        assert!(f.iter().all(|f| f.rule == INSECURE_FLAG && f.object.is_none()));
         assert_eq!(
             f[7].source.as_ref().map(|s| (s.file.as_str(), s.line)),
             Some(("pki/helmfile.yaml", Some(7)))
@@ -1332,12 +1250,7 @@ mod tests {
             25,
             "openbao",
             "openbao",
-            repo(
-                "openbao",
-                "openbao",
-                "https://openbao.github.io/openbao-helm",
-                false,
-            ),
+            repo("openbao", "openbao", "https://openbao.github.io/openbao-helm", false),
         );
         r.version = Some("0.23.2".into());
         r.values = values;
@@ -1352,9 +1265,7 @@ mod tests {
         let f = run(
             PLAINTEXT_ENDPOINT,
             &state(
-                vec![openbao(
-                    json!({"server": {"standalone": {"enabled": true}}}),
-                )],
+                vec![openbao(json!({"server": {"standalone": {"enabled": true}}}))],
                 vec![],
             ),
             &[],
@@ -1371,9 +1282,7 @@ mod tests {
         // insecure-flag leaves the OpenBao chart's global.tlsDisable to plaintext-endpoint.
         assert!(run(INSECURE_FLAG, &state(vec![bad], vec![]), &[]).is_empty());
         // TLS on: silent; also via `set:`.
-        let good = openbao(
-            json!({"global": {"tlsDisable": false}, "server": {"standalone": {"config": TLS_CONFIG}}}),
-        );
+        let good = openbao(json!({"global": {"tlsDisable": false}, "server": {"standalone": {"config": TLS_CONFIG}}}));
         assert!(run(PLAINTEXT_ENDPOINT, &state(vec![good], vec![]), &[]).is_empty());
         let mut via_set = openbao(json!({"server": {"standalone": {"config": TLS_CONFIG}}}));
         via_set.set = vec![("global.tlsDisable".into(), json!("false"))];
@@ -1391,12 +1300,7 @@ mod tests {
             objects: 9,
             mirror: None,
         };
-        assert!(run(
-            PLAINTEXT_ENDPOINT,
-            &state(vec![defaults], vec![]),
-            &[rendered]
-        )
-        .is_empty());
+        assert!(run(PLAINTEXT_ENDPOINT, &state(vec![defaults], vec![]), &[rendered]).is_empty());
         assert!(run(
             PLAINTEXT_ENDPOINT,
             &state(vec![openbao(serde_json::Value::Null)], vec![]),
@@ -1445,19 +1349,13 @@ mod tests {
         let st = state(vec![router], vec![]);
         let (stack, policy) = (Stack::default(), Policy::default());
         let c = ctx(&g, &policy, &stack, &st, &[]);
-        let mine = |f: Vec<Finding>| {
-            f.into_iter()
-                .filter(|f| f.rule == INSECURE_FLAG)
-                .collect::<Vec<_>>()
-        };
+        let mine = |f: Vec<Finding>| f.into_iter().filter(|f| f.rule == INSECURE_FLAG).collect::<Vec<_>>();
         let state_pass = mine(crate::rules::run(&c, Scope::State));
         assert_eq!(state_pass.len(), 1, "{state_pass:#?}");
         assert!(state_pass[0].object.is_none() && state_pass[0].message.contains("quicInsecure"));
         let object_pass = mine(crate::rules::run(&c, Scope::Objects));
         assert_eq!(object_pass.len(), 1, "{object_pass:#?}");
-        assert!(
-            object_pass[0].object.is_some() && object_pass[0].message.contains("--quic-insecure")
-        );
+        assert!(object_pass[0].object.is_some() && object_pass[0].message.contains("--quic-insecure"));
     }
 
     #[test]

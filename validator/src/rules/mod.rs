@@ -86,7 +86,10 @@ pub fn find(id: &str) -> Option<&'static Rule> {
 pub fn run(ctx: &Ctx, scope: Scope) -> Vec<Finding> {
     let mut out = Vec::new();
     let empty = Graph::new(ctx.environment, Vec::new());
-    for rule in registry().into_iter().filter(|r| r.scope == scope || r.scope == Scope::StateAndObjects) {
+    for rule in registry()
+        .into_iter()
+        .filter(|r| r.scope == scope || r.scope == Scope::StateAndObjects)
+    {
         let split;
         let rctx = match (rule.scope, scope) {
             (Scope::StateAndObjects, Scope::State) => {
@@ -94,7 +97,11 @@ pub fn run(ctx: &Ctx, scope: Scope) -> Vec<Finding> {
                 &split
             }
             (Scope::StateAndObjects, _) => {
-                split = Ctx { state: None, stack: None, ..*ctx };
+                split = Ctx {
+                    state: None,
+                    stack: None,
+                    ..*ctx
+                };
                 &split
             }
             _ => ctx,
@@ -119,9 +126,18 @@ mod tests {
         let mut seen = std::collections::BTreeSet::new();
         for r in registry() {
             assert!(seen.insert(r.id), "duplicate rule id {}", r.id);
-            assert!(r.id.split('-').all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())), "{}", r.id);
+            assert!(
+                r.id.split('-')
+                    .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())),
+                "{}",
+                r.id
+            );
             for section in ["What it does", "Why it matters", "How to fix", "Example"] {
-                assert!(r.explain.contains(section), "rule {} explain text lacks section `{section}`", r.id);
+                assert!(
+                    r.explain.contains(section),
+                    "rule {} explain text lacks section `{section}`",
+                    r.id
+                );
             }
         }
     }

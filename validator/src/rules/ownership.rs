@@ -40,8 +40,7 @@ pub static RULES: &[Rule] = &[
         id: TLS_SECRET_ONE_OWNER,
         family: "ownership",
         severity: Severity::Error,
-        summary:
-            "a TLS Secret has two writers (Certificates, a rendered Secret, a pre-created Secret)",
+        summary: "a TLS Secret has two writers (Certificates, a rendered Secret, a pre-created Secret)",
         explain: TLS_SECRET_ONE_OWNER_DOC,
         scope: Scope::Objects,
         check: tls_secret_one_owner,
@@ -228,23 +227,14 @@ fn needs_resolvable(ctx: &Ctx) -> Vec<Finding> {
                     if same_file {
                         None
                     } else {
-                        let elsewhere = state
-                            .releases
-                            .iter()
-                            .find(|o| o.namespace == ns && o.name == name);
-                        let similar = state
-                            .releases
-                            .iter()
-                            .find(|o| o.file == r.file && o.name == name);
+                        let elsewhere = state.releases.iter().find(|o| o.namespace == ns && o.name == name);
+                        let similar = state.releases.iter().find(|o| o.file == r.file && o.name == name);
                         let hint = match (elsewhere, similar) {
                             (Some(o), _) => Some(format!("{}/{} is declared in {}, but helmfile resolves `needs` only within one state file; move the release or the need into one state file", o.namespace, o.name, at(o))),
                             (None, Some(o)) => Some(format!("did you mean `{}`? (the release {} is in namespace {})", o.id(), o.name, o.namespace)),
                             _ => None,
                         };
-                        Some((
-                            format!("`{need}` names no release {ns}/{name} in {}", r.file),
-                            hint,
-                        ))
+                        Some((format!("`{need}` names no release {ns}/{name} in {}", r.file), hint))
                     }
                 }
             };
@@ -300,9 +290,7 @@ fn object_one_owner(ctx: &Ctx) -> Vec<Finding> {
                         writer(o)
                     ),
                 )
-                .with_help(
-                    "render the object from one release only and let the other reference it",
-                ),
+                .with_help("render the object from one release only and let the other reference it"),
             );
         }
     }
@@ -346,16 +334,8 @@ fn shim_secrets(o: &Object) -> Vec<(String, String)> {
     }
     match (o.group(), o.kind.as_str()) {
         ("gateway.networking.k8s.io", "Gateway") => {
-            for l in o
-                .at("/spec/listeners")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if l.pointer("/tls/mode")
-                    .and_then(Value::as_str)
-                    .unwrap_or("Terminate")
-                    != "Terminate"
+            for l in o.at("/spec/listeners").and_then(Value::as_array).into_iter().flatten() {
+                if l.pointer("/tls/mode").and_then(Value::as_str).unwrap_or("Terminate") != "Terminate"
                     || l.get("hostname").is_none()
                 {
                     continue;
@@ -366,26 +346,17 @@ fn shim_secrets(o: &Object) -> Vec<(String, String)> {
                     .into_iter()
                     .flatten()
                 {
-                    if str_of(r, "kind").unwrap_or("Secret") == "Secret"
-                        && str_of(r, "group").unwrap_or("").is_empty()
+                    if str_of(r, "kind").unwrap_or("Secret") == "Secret" && str_of(r, "group").unwrap_or("").is_empty()
                     {
                         if let Some(name) = str_of(r, "name") {
-                            out.push((
-                                str_of(r, "namespace").unwrap_or(&ns).to_string(),
-                                name.to_string(),
-                            ));
+                            out.push((str_of(r, "namespace").unwrap_or(&ns).to_string(), name.to_string()));
                         }
                     }
                 }
             }
         }
         ("networking.k8s.io", "Ingress") => {
-            for t in o
-                .at("/spec/tls")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
+            for t in o.at("/spec/tls").and_then(Value::as_array).into_iter().flatten() {
                 if let Some(name) = str_of(t, "secretName") {
                     out.push((ns.clone(), name.to_string()));
                 }
@@ -409,14 +380,11 @@ fn tls_secret_one_owner(ctx: &Ctx) -> Vec<Finding> {
                 if let Some(s) = o.str_at("/spec/secretName") {
                     tls_secrets.insert((ns.clone(), s.to_string()));
                     let how = format!("Certificate {ns}/{} (spec.secretName)", o.name);
-                    writers
-                        .entry((ns, s.to_string()))
-                        .or_default()
-                        .push(Writer {
-                            kind: WriterKind::Certificate,
-                            obj: o,
-                            how,
-                        });
+                    writers.entry((ns, s.to_string())).or_default().push(Writer {
+                        kind: WriterKind::Certificate,
+                        obj: o,
+                        how,
+                    });
                 }
             }
             ("", "Secret") => {
@@ -474,9 +442,7 @@ fn tls_secret_one_owner(ctx: &Ctx) -> Vec<Finding> {
         let owner = &ws[0];
         for (i, w) in ws.iter().enumerate().skip(1) {
             // Two rendered Secrets of one identity are object-one-owner's finding.
-            if w.kind == WriterKind::RenderedSecret
-                && ws[..i].iter().any(|p| p.kind == WriterKind::RenderedSecret)
-            {
+            if w.kind == WriterKind::RenderedSecret && ws[..i].iter().any(|p| p.kind == WriterKind::RenderedSecret) {
                 continue;
             }
             // Two pre-created declarations are one object outside the stack.
@@ -494,16 +460,11 @@ fn tls_secret_one_owner(ctx: &Ctx) -> Vec<Finding> {
                 ),
             };
             let needle = match (w.kind, w.obj.kind.as_str()) {
-                (WriterKind::Certificate, "Certificate") | (WriterKind::Certificate, "Ingress") => {
-                    "secretName:"
-                }
+                (WriterKind::Certificate, "Certificate") | (WriterKind::Certificate, "Ingress") => "secretName:",
                 (WriterKind::Certificate, _) => "certificateRefs:",
                 _ => "kind: Secret",
             };
-            out.push(
-                super::insecure::object_at(TLS_SECRET_ONE_OWNER, w.obj, needle, msg)
-                    .with_help(help),
-            );
+            out.push(super::insecure::object_at(TLS_SECRET_ONE_OWNER, w.obj, needle, msg).with_help(help));
         }
     }
     out
@@ -532,8 +493,7 @@ pub(crate) mod testkit {
     /// (`policy/<stem>.yaml`) when it has one.
     pub fn run_fixture(family: &str, stem: &str, rules: &[Rule]) -> Vec<Finding> {
         let dir = fixture_dir(family);
-        let text =
-            std::fs::read_to_string(dir.join(format!("{stem}.yaml"))).expect("fixture readable");
+        let text = std::fs::read_to_string(dir.join(format!("{stem}.yaml"))).expect("fixture readable");
         let pfile = dir.join("policy").join(format!("{stem}.yaml"));
         let policy = if pfile.exists() {
             Policy::load(&pfile, &format!("policy/{stem}.yaml")).expect("fixture policy parses")
@@ -576,9 +536,7 @@ pub(crate) mod testkit {
                 .map(|r| r.id)
                 .filter(|id| rest.starts_with(&format!("{id}-")))
                 .max_by_key(|id| id.len())
-                .unwrap_or_else(|| {
-                    panic!("fixture {family}/{stem}.yaml names no rule of the {family} family")
-                });
+                .unwrap_or_else(|| panic!("fixture {family}/{stem}.yaml names no rule of the {family} family"));
             let findings = run_fixture(family, &stem, rules);
             if fires {
                 assert!(
@@ -606,9 +564,7 @@ pub(crate) mod testkit {
         for r in rules.iter().filter(|r| r.scope != Scope::State) {
             for kind in ["fires", "silent"] {
                 assert!(
-                    names
-                        .iter()
-                        .any(|n| n.starts_with(&format!("{kind}-{}-", r.id))),
+                    names.iter().any(|n| n.starts_with(&format!("{kind}-{}-", r.id))),
                     "rule {} has no {kind}-{}-*.yaml fixture",
                     r.id,
                     r.id
@@ -618,9 +574,7 @@ pub(crate) mod testkit {
     }
 
     pub fn local(path: &str) -> ChartRef {
-        ChartRef::Local {
-            path: path.to_string(),
-        }
+        ChartRef::Local { path: path.to_string() }
     }
 
     pub fn repo(repo: &str, chart: &str, url: &str, oci: bool) -> ChartRef {
@@ -633,13 +587,7 @@ pub(crate) mod testkit {
     }
 
     /// A release declared at `file:line`.
-    pub fn rel(
-        file: &str,
-        line: usize,
-        namespace: &str,
-        name: &str,
-        chart_ref: ChartRef,
-    ) -> Release {
+    pub fn rel(file: &str, line: usize, namespace: &str, name: &str, chart_ref: ChartRef) -> Release {
         let chart = match &chart_ref {
             ChartRef::Local { path } if path.starts_with("..") => path.clone(),
             ChartRef::Local { path } => format!("./{path}"),
@@ -742,23 +690,11 @@ mod tests {
 
     #[test]
     fn release_declared_in_two_state_files() {
-        let mut gated = rel(
-            "pki/helmfile.yaml",
-            3,
-            "nvcf",
-            "nvcf-pki",
-            local("charts/nvcf-pki"),
-        );
+        let mut gated = rel("pki/helmfile.yaml", 3, "nvcf", "nvcf-pki", local("charts/nvcf-pki"));
         gated.installed = false; // a disabled declaration is still a second owner
         let st = state(
             vec![
-                rel(
-                    "helmfile.yaml",
-                    10,
-                    "nvcf",
-                    "nvcf-pki",
-                    local("charts/nvcf-pki"),
-                ),
+                rel("helmfile.yaml", 10, "nvcf", "nvcf-pki", local("charts/nvcf-pki")),
                 rel(
                     "helmfile.yaml",
                     20,
@@ -778,13 +714,7 @@ mod tests {
             ],
             vec![],
         );
-        let f = run_state(
-            rule(RELEASE_ONE_OWNER),
-            &st,
-            &Stack::default(),
-            &Policy::default(),
-            &[],
-        );
+        let f = run_state(rule(RELEASE_ONE_OWNER), &st, &Stack::default(), &Policy::default(), &[]);
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].rule, "release-one-owner");
         assert_eq!(f[0].release.as_deref(), Some("nvcf/nvcf-pki"));
@@ -792,23 +722,13 @@ mod tests {
             f[0].source.as_ref().map(|s| (s.file.as_str(), s.line)),
             Some(("pki/helmfile.yaml", Some(3)))
         );
-        assert!(
-            f[0].message.contains("helmfile.yaml:10"),
-            "{}",
-            f[0].message
-        );
+        assert!(f[0].message.contains("helmfile.yaml:10"), "{}", f[0].message);
         insta::assert_json_snapshot!(f);
     }
 
     #[test]
     fn needs_resolve_within_one_state_file() {
-        let mut pki_off = rel(
-            "helmfile.yaml",
-            5,
-            "nvcf",
-            "nvcf-pki",
-            local("charts/nvcf-pki"),
-        );
+        let mut pki_off = rel("helmfile.yaml", 5, "nvcf", "nvcf-pki", local("charts/nvcf-pki"));
         pki_off.installed = false; // helmfile only warns about a need on a disabled release
         let mut router = rel(
             "helmfile.yaml",
@@ -861,24 +781,13 @@ mod tests {
                     4,
                     "openbao",
                     "openbao",
-                    repo(
-                        "openbao",
-                        "openbao",
-                        "https://openbao.github.io/openbao-helm",
-                        false,
-                    ),
+                    repo("openbao", "openbao", "https://openbao.github.io/openbao-helm", false),
                 ),
                 gw,
             ],
             vec![],
         );
-        let f = run_state(
-            rule(NEEDS_RESOLVABLE),
-            &st,
-            &Stack::default(),
-            &Policy::default(),
-            &[],
-        );
+        let f = run_state(rule(NEEDS_RESOLVABLE), &st, &Stack::default(), &Policy::default(), &[]);
         assert_eq!(f.len(), 4, "{f:#?}");
         assert!(f
             .iter()
@@ -892,10 +801,7 @@ mod tests {
             f[1].help
         );
         assert!(
-            f[2].help
-                .as_deref()
-                .unwrap()
-                .contains("openbao/helmfile.yaml:4"),
+            f[2].help.as_deref().unwrap().contains("openbao/helmfile.yaml:4"),
             "{:?}",
             f[2].help
         );
@@ -910,10 +816,7 @@ mod tests {
             file: Some(if external {
                 "validator-policy.yaml".into()
             } else {
-                format!(
-                    "charts/{}/templates/x.yaml",
-                    release.rsplit('/').next().unwrap()
-                )
+                format!("charts/{}/templates/x.yaml", release.rsplit('/').next().unwrap())
             }),
             line: Some(1),
             external,
@@ -927,10 +830,7 @@ mod tests {
         let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nvcf-trust-bundle}\n";
         let g = Graph::new(
             "default",
-            vec![
-                obj(cm, "nvcf/nvcf-pki", false),
-                obj(cm, "nvcf/request-router", false),
-            ],
+            vec![obj(cm, "nvcf/nvcf-pki", false), obj(cm, "nvcf/request-router", false)],
         );
         let p = Policy::default();
         let f = (rule(OBJECT_ONE_OWNER).check)(&crate::testutil::ctx(&g, &p));
@@ -960,7 +860,8 @@ mod tests {
 
     #[test]
     fn externals_are_not_object_owners_but_are_tls_secret_owners() {
-        let secret = "apiVersion: v1\nkind: Secret\nmetadata: {name: router-tls, namespace: nvcf}\ntype: kubernetes.io/tls\n";
+        let secret =
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: router-tls, namespace: nvcf}\ntype: kubernetes.io/tls\n";
         let g = Graph::new(
             "default",
             vec![obj(secret, "", true), obj(secret, "nvcf/nvcf-pki", false)],
@@ -972,8 +873,7 @@ mod tests {
         assert_eq!(f.len(), 1, "{f:#?}");
         assert_eq!(f[0].release.as_deref(), Some("nvcf/nvcf-pki"));
         assert!(
-            f[0].message
-                .contains("validator-policy.yaml declares pre-created"),
+            f[0].message.contains("validator-policy.yaml declares pre-created"),
             "{}",
             f[0].message
         );

@@ -248,9 +248,7 @@ fn repo_url(url: &str, oci: bool) -> String {
 }
 
 fn is_http(url: &str) -> bool {
-    url.trim()
-        .get(..7)
-        .is_some_and(|p| p.eq_ignore_ascii_case("http://"))
+    url.trim().get(..7).is_some_and(|p| p.eq_ignore_ascii_case("http://"))
 }
 
 /// Whether `url` is under one of the allowed prefixes (on whole path segments). An empty list
@@ -281,19 +279,11 @@ fn normalize(path: &str) -> Option<String> {
 
 /// A repository-relative local chart path is inside `charts/`.
 fn inside_charts(path: &str) -> bool {
-    !path.starts_with('/')
-        && normalize(path).is_some_and(|p| p.starts_with("charts/") && p.len() > "charts/".len())
+    !path.starts_with('/') && normalize(path).is_some_and(|p| p.starts_with("charts/") && p.len() > "charts/".len())
 }
 
 fn state_finding(rule: &'static str, ctx: &Ctx, r: &Release, msg: String) -> Finding {
-    Finding::state(
-        rule,
-        Some(ctx.environment),
-        Some(r.id()),
-        &r.file,
-        r.line,
-        msg,
-    )
+    Finding::state(rule, Some(ctx.environment), Some(r.id()), &r.file, r.line, msg)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -327,13 +317,11 @@ fn chart_version_pinned(ctx: &Ctx) -> Vec<Finding> {
         let v = r.version.as_deref().unwrap_or("");
         let why = match exact_version(v) {
             Ok(_) => continue,
-            Err(VersionIssue::Missing) => {
-                "has no `version:`; helm installs whatever is newest".to_string()
-            }
+            Err(VersionIssue::Missing) => "has no `version:`; helm installs whatever is newest".to_string(),
             Err(VersionIssue::Latest) => "asks for `latest`, which moves".to_string(),
-            Err(VersionIssue::Range) => format!(
-                "asks for the range `{v}`; helm resolves it to the newest match at install time"
-            ),
+            Err(VersionIssue::Range) => {
+                format!("asks for the range `{v}`; helm resolves it to the newest match at install time")
+            }
             Err(VersionIssue::Partial) => {
                 format!("asks for `{v}`, which is not an exact MAJOR.MINOR.PATCH version")
             }
@@ -342,8 +330,15 @@ fn chart_version_pinned(ctx: &Ctx) -> Vec<Finding> {
             }
         };
         out.push(
-            state_finding(CHART_VERSION_PINNED, ctx, r, format!("release {}: remote chart {} {why}", r.id(), r.chart))
-                .with_help("set `version:` to the exact released version (e.g. `v1.19.1`) and pin its sha256 in charts.lock.yaml"),
+            state_finding(
+                CHART_VERSION_PINNED,
+                ctx,
+                r,
+                format!("release {}: remote chart {} {why}", r.id(), r.chart),
+            )
+            .with_help(
+                "set `version:` to the exact released version (e.g. `v1.19.1`) and pin its sha256 in charts.lock.yaml",
+            ),
         );
     }
     out
@@ -366,7 +361,10 @@ fn chart_source_allowed(ctx: &Ctx) -> Vec<Finding> {
             continue;
         }
         let msg = if is_http(&url) {
-            format!("repository `{}` is plain HTTP ({url}): charts and their index can be swapped in transit", repo.name)
+            format!(
+                "repository `{}` is plain HTTP ({url}): charts and their index can be swapped in transit",
+                repo.name
+            )
         } else if !allowed(&url, list) {
             format!(
                 "repository `{}` ({url}) is not in the policy's allowedChartRepositories",
@@ -414,9 +412,8 @@ fn chart_source_allowed(ctx: &Ctx) -> Vec<Finding> {
                 } else {
                     format!("{dir}/{raw}")
                 };
-                (!inside_charts(&path)).then(|| {
-                    format!("local chart {raw} is outside the repository's charts/ directory")
-                })
+                (!inside_charts(&path))
+                    .then(|| format!("local chart {raw} is outside the repository's charts/ directory"))
             }
             ChartRef::Local { path } => (!inside_charts(path)).then(|| {
                 format!(
@@ -442,9 +439,7 @@ fn chart_source_allowed(ctx: &Ctx) -> Vec<Finding> {
 /// (repository URL, chart name) of a remote chart, as the lock records them.
 fn chart_origin(r: &Release) -> Option<(Option<String>, String)> {
     match &r.chart_ref {
-        ChartRef::Repo {
-            chart, url, oci, ..
-        } => Some((url.as_deref().map(|u| repo_url(u, *oci)), chart.clone())),
+        ChartRef::Repo { chart, url, oci, .. } => Some((url.as_deref().map(|u| repo_url(u, *oci)), chart.clone())),
         ChartRef::Oci { url } => {
             let (repo, chart) = url.trim_end_matches('/').rsplit_once('/')?;
             Some((
@@ -467,15 +462,12 @@ fn lock_disagreement(r: &Release, e: &LockEntry) -> Option<String> {
     }
     let (repo, chart) = chart_origin(r)?;
     if e.chart != chart {
-        return Some(format!(
-            "pins chart `{}` but the state installs `{chart}`",
-            e.chart
-        ));
+        return Some(format!("pins chart `{}` but the state installs `{chart}`", e.chart));
     }
     match repo {
-        Some(u) if repo_url(&e.repository, e.repository.starts_with("oci://")) != u => Some(
-            format!("pins repository {} but the state uses {u}", e.repository),
-        ),
+        Some(u) if repo_url(&e.repository, e.repository.starts_with("oci://")) != u => {
+            Some(format!("pins repository {} but the state uses {u}", e.repository))
+        }
         _ => None,
     }
 }
@@ -484,11 +476,7 @@ fn chart_digest_pinned(ctx: &Ctx) -> Vec<Finding> {
     let (Some(state), Some(stack)) = (ctx.state, ctx.stack) else {
         return Vec::new();
     };
-    let lock_name = stack
-        .lock
-        .file
-        .as_deref()
-        .unwrap_or(crate::stack::lock::LOCK_FILE);
+    let lock_name = stack.lock.file.as_deref().unwrap_or(crate::stack::lock::LOCK_FILE);
     let mut out = Vec::new();
     for r in state.installed().filter(|r| is_remote(r)) {
         let version = r.version.as_deref().unwrap_or("(no version)");
@@ -536,7 +524,9 @@ fn chart_digest_pinned(ctx: &Ctx) -> Vec<Finding> {
                 msg,
             ),
         };
-        out.push(f.with_help("replace the mirror tarball with the pinned artifact (or, after review, update the lock)"));
+        out.push(
+            f.with_help("replace the mirror tarball with the pinned artifact (or, after review, update the lock)"),
+        );
     }
     out
 }
@@ -580,16 +570,11 @@ fn parse_image(s: &str) -> Result<ImageRef, String> {
     };
     let last = name_tag.rsplit('/').next().unwrap_or(name_tag);
     let (name, tag) = match last.rsplit_once(':') {
-        Some((_, t)) => (
-            &name_tag[..name_tag.len() - t.len() - 1],
-            Some(t.to_string()),
-        ),
+        Some((_, t)) => (&name_tag[..name_tag.len() - t.len() - 1], Some(t.to_string())),
         None => (name_tag, None),
     };
     let (registry, path) = match name.split_once('/') {
-        Some((first, rest))
-            if first.contains('.') || first.contains(':') || first == "localhost" =>
-        {
+        Some((first, rest)) if first.contains('.') || first.contains(':') || first == "localhost" => {
             if docker_hub(first) {
                 (
                     "docker.io".to_string(),
@@ -618,11 +603,7 @@ fn parse_image(s: &str) -> Result<ImageRef, String> {
 }
 
 fn valid_digest(d: &str) -> bool {
-    let hex = |h: &str, n: usize| {
-        h.len() == n
-            && h.bytes()
-                .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-    };
+    let hex = |h: &str, n: usize| h.len() == n && h.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase());
     match d.split_once(':') {
         Some(("sha256", h)) => hex(h, 64),
         Some(("sha512", h)) => hex(h, 128),
@@ -675,29 +656,20 @@ fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
                 Err(e) => problems.push(e),
                 Ok(r) => {
                     match (&r.digest, r.tag.as_deref()) {
-                        (Some(d), _) if !valid_digest(d) => {
-                            problems.push(format!("has a malformed digest `{d}`"))
-                        }
+                        (Some(d), _) if !valid_digest(d) => problems.push(format!("has a malformed digest `{d}`")),
                         (Some(_), _) => {}
-                        (None, None) => {
-                            problems.push("has no tag (the runtime pulls `latest`)".to_string())
-                        }
+                        (None, None) => problems.push("has no tag (the runtime pulls `latest`)".to_string()),
                         (None, Some(t)) if t.eq_ignore_ascii_case("latest") => {
                             problems.push("uses the moving tag `latest`".to_string())
                         }
                         (None, Some(_)) => {}
                     }
-                    if let Some(t) = r
-                        .tag
-                        .as_deref()
-                        .filter(|t| !t.eq_ignore_ascii_case("latest"))
-                    {
+                    if let Some(t) = r.tag.as_deref().filter(|t| !t.eq_ignore_ascii_case("latest")) {
                         match dev_word(t) {
                             Some(w) if w == t.to_ascii_lowercase() => {
                                 problems.push(format!("uses the development tag `{t}`"))
                             }
-                            Some(w) => problems
-                                .push(format!("uses a snapshot/development tag (`{w}` in `{t}`)")),
+                            Some(w) => problems.push(format!("uses a snapshot/development tag (`{w}` in `{t}`)")),
                             None => {}
                         }
                     }
@@ -720,7 +692,10 @@ fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
                             full == e || full.starts_with(&format!("{e}/"))
                         });
                     if !ok {
-                        problems.push(format!("comes from {} ({full}), which is not in the policy's allowedImageRegistries", r.registry));
+                        problems.push(format!(
+                            "comes from {} ({full}), which is not in the policy's allowedImageRegistries",
+                            r.registry
+                        ));
                     }
                 }
             }
@@ -796,10 +771,7 @@ mod tests {
     #[test]
     fn image_references() {
         let p = |s: &str| parse_image(s).map(|r| (r.full_name(), r.tag, r.digest));
-        assert_eq!(
-            p("nginx"),
-            Ok(("docker.io/library/nginx".into(), None, None))
-        );
+        assert_eq!(p("nginx"), Ok(("docker.io/library/nginx".into(), None, None)));
         assert_eq!(
             p("nginx:1.27"),
             Ok(("docker.io/library/nginx".into(), Some("1.27".into()), None))
@@ -812,27 +784,16 @@ mod tests {
             p("index.docker.io/nginx:1"),
             Ok(("docker.io/library/nginx".into(), Some("1".into()), None))
         );
-        assert_eq!(
-            p("localhost:5000/app"),
-            Ok(("localhost:5000/app".into(), None, None))
-        );
+        assert_eq!(p("localhost:5000/app"), Ok(("localhost:5000/app".into(), None, None)));
         assert_eq!(
             p("localhost/app:1"),
             Ok(("localhost/app".into(), Some("1".into()), None))
         );
         assert_eq!(
             p("Quay.io/a/b:1@sha256:x"),
-            Ok((
-                "quay.io/a/b".into(),
-                Some("1".into()),
-                Some("sha256:x".into())
-            ))
+            Ok(("quay.io/a/b".into(), Some("1".into()), Some("sha256:x".into())))
         );
-        assert!(
-            parse_image("").is_err()
-                && parse_image("nginx:").is_err()
-                && parse_image("a b").is_err()
-        );
+        assert!(parse_image("").is_err() && parse_image("nginx:").is_err() && parse_image("a b").is_err());
         assert_eq!(dev_word("1.5.0-SNAPSHOT").as_deref(), Some("snapshot"));
         assert_eq!(dev_word("nightly-2026-11-01").as_deref(), Some("nightly"));
         assert_eq!(dev_word("120.0-headless"), None);
@@ -853,13 +814,7 @@ mod tests {
 
     #[test]
     fn chart_versions() {
-        let mut devel_local = rel(
-            "helmfile.yaml",
-            40,
-            "nvcf",
-            "nvcf-pki",
-            local("charts/nvcf-pki"),
-        );
+        let mut devel_local = rel("helmfile.yaml", 40, "nvcf", "nvcf-pki", local("charts/nvcf-pki"));
         devel_local.devel = true;
         let mut off = remote("off", "x", Some("^1.0.0"));
         off.installed = false;
@@ -875,22 +830,16 @@ mod tests {
         oci.version = Some("1.0.0-beta.2".into());
         let st = state(
             vec![
-                remote("a", "x", Some("v1.19.1")),     // silent
-                remote("b", "x", None),                // missing
-                remote("c", "x", Some("~1.19.0")),     // range
-                remote("d", "x", Some("latest")),      // latest
-                remote("e", "x", Some("1.19.1-rc.1")), // pre-release
-                remote("f", "x", Some("1.19")),        // partial
-                devel_local,                           // devel on any release
-                off,                                   // not installed: silent
-                oci,                                   // OCI pre-release
-                rel(
-                    "helmfile.yaml",
-                    60,
-                    "nvcf",
-                    "router",
-                    local("charts/request-router"),
-                ), // local without version: silent
+                remote("a", "x", Some("v1.19.1")),                                          // silent
+                remote("b", "x", None),                                                     // missing
+                remote("c", "x", Some("~1.19.0")),                                          // range
+                remote("d", "x", Some("latest")),                                           // latest
+                remote("e", "x", Some("1.19.1-rc.1")),                                      // pre-release
+                remote("f", "x", Some("1.19")),                                             // partial
+                devel_local,                                                                // devel on any release
+                off,                                                                        // not installed: silent
+                oci,                                                                        // OCI pre-release
+                rel("helmfile.yaml", 60, "nvcf", "router", local("charts/request-router")), // local without version: silent
             ],
             vec![],
         );
@@ -940,34 +889,10 @@ mod tests {
                         oci: false,
                     },
                 ),
-                rel(
-                    "helmfile.yaml",
-                    40,
-                    "x",
-                    "shared",
-                    local("../shared/charts/tool"),
-                ),
-                rel(
-                    "helmfile.yaml",
-                    41,
-                    "x",
-                    "vendored-elsewhere",
-                    local("vendor/tool"),
-                ),
-                rel(
-                    "helmfile.yaml",
-                    42,
-                    "x",
-                    "charts-dir-itself",
-                    local("charts"),
-                ),
-                rel(
-                    "helmfile.yaml",
-                    50,
-                    "nvcf",
-                    "nvcf-pki",
-                    local("charts/nvcf-pki"),
-                ),
+                rel("helmfile.yaml", 40, "x", "shared", local("../shared/charts/tool")),
+                rel("helmfile.yaml", 41, "x", "vendored-elsewhere", local("vendor/tool")),
+                rel("helmfile.yaml", 42, "x", "charts-dir-itself", local("charts")),
+                rel("helmfile.yaml", 50, "nvcf", "nvcf-pki", local("charts/nvcf-pki")),
                 rel(
                     "sub/helmfile.yaml",
                     3,
@@ -1017,19 +942,12 @@ mod tests {
             "oci://quay.io/jetstack/charts".into(),
             "https://openbao.github.io/openbao-helm/".into(),
         ];
-        let f = run_state(
-            rule(CHART_SOURCE_ALLOWED),
-            &st,
-            &Stack::default(),
-            &policy,
-            &[],
-        );
+        let f = run_state(rule(CHART_SOURCE_ALLOWED), &st, &Stack::default(), &policy, &[]);
         let msgs: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
         assert_eq!(f.len(), 8, "{msgs:#?}");
         assert!(msgs[0].contains("repository `legacy` is plain HTTP"));
         assert!(
-            msgs[1].contains("repository `evil`")
-                && msgs[1].contains("not in the policy's allowedChartRepositories")
+            msgs[1].contains("repository `evil`") && msgs[1].contains("not in the policy's allowedChartRepositories")
         );
         for (m, what) in msgs[2..].iter().zip([
             "`nope`",
@@ -1080,27 +998,16 @@ mod tests {
             30,
             "openbao",
             "openbao",
-            repo(
-                "openbao",
-                "openbao",
-                "https://openbao.github.io/openbao-helm",
-                false,
-            ),
+            repo("openbao", "openbao", "https://openbao.github.io/openbao-helm", false),
         );
         openbao.version = Some("0.23.2".into());
         let st = state(
             vec![
                 remote("cert-manager", "cert-manager", Some("v1.19.1")), // pinned: silent
                 remote("trust-manager", "cert-manager", Some("v0.20.0")), // lock has another version
-                remote("approver", "cert-manager", Some("v0.1.0")), // lock names another repository
-                openbao,                                            // no lock entry
-                rel(
-                    "helmfile.yaml",
-                    60,
-                    "nvcf",
-                    "nvcf-pki",
-                    local("charts/nvcf-pki"),
-                ), // local: silent
+                remote("approver", "cert-manager", Some("v0.1.0")),      // lock names another repository
+                openbao,                                                 // no lock entry
+                rel("helmfile.yaml", 60, "nvcf", "nvcf-pki", local("charts/nvcf-pki")), // local: silent
             ],
             vec![],
         );
@@ -1117,28 +1024,13 @@ mod tests {
                 "oci://quay.io/jetstack/charts",
                 "v0.19.0",
             ),
-            (
-                "approver",
-                "approver",
-                "https://charts.jetstack.io",
-                "v0.1.0",
-            ),
+            ("approver", "approver", "https://charts.jetstack.io", "v0.1.0"),
         ]);
-        let f = run_state(
-            rule(CHART_DIGEST_PINNED),
-            &st,
-            &stack,
-            &Policy::default(),
-            &[],
-        );
+        let f = run_state(rule(CHART_DIGEST_PINNED), &st, &stack, &Policy::default(), &[]);
         let who: Vec<&str> = f.iter().map(|f| f.release.as_deref().unwrap()).collect();
         assert_eq!(
             who,
-            [
-                "cert-manager/trust-manager",
-                "cert-manager/approver",
-                "openbao/openbao"
-            ],
+            ["cert-manager/trust-manager", "cert-manager/approver", "openbao/openbao"],
             "{f:#?}"
         );
         assert!(f[2].message.contains("has no sha256 in charts.lock.yaml"));
@@ -1147,10 +1039,7 @@ mod tests {
 
     #[test]
     fn mirror_tarball_must_match_the_lock() {
-        let st = state(
-            vec![remote("cert-manager", "cert-manager", Some("v1.19.1"))],
-            vec![],
-        );
+        let st = state(vec![remote("cert-manager", "cert-manager", Some("v1.19.1"))], vec![]);
         let stack = lock(&[(
             "cert-manager",
             "cert-manager",
@@ -1189,9 +1078,7 @@ mod tests {
             &[status(&bad_sha)],
         );
         assert_eq!(f.len(), 1, "{f:#?}");
-        assert!(
-            f[0].message.contains("mirror/cert-manager-v1.19.1.tgz") && f[0].message.contains(SHA)
-        );
+        assert!(f[0].message.contains("mirror/cert-manager-v1.19.1.tgz") && f[0].message.contains(SHA));
         assert_eq!(f[0].source.as_ref().unwrap().line, Some(10));
     }
 }

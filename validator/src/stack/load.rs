@@ -27,9 +27,16 @@ pub fn build(tools: &Tools, entry: &Path, environment: &str, exclude: &[String])
         cmd.arg("--selector").arg(sel).arg("--allow-no-matching-release");
     }
     cmd.arg("build").arg("--embed-values");
-    let out = run(&mut cmd, &format!("helmfile build of {} (environment {environment})", entry.display()))?;
-    parse_build(&String::from_utf8_lossy(&out.stdout))
-        .with_context(|| format!("reading `helmfile build` output for {} (environment {environment})", entry.display()))
+    let out = run(
+        &mut cmd,
+        &format!("helmfile build of {} (environment {environment})", entry.display()),
+    )?;
+    parse_build(&String::from_utf8_lossy(&out.stdout)).with_context(|| {
+        format!(
+            "reading `helmfile build` output for {} (environment {environment})",
+            entry.display()
+        )
+    })
 }
 
 /// A helmfile selector leaving out releases by name (`name!=a,name!=b`: conditions within one
@@ -47,12 +54,18 @@ pub fn exclude_selector(names: &[String]) -> Option<String> {
 pub fn parse_build(text: &str) -> Result<Vec<StateDoc>> {
     let mut docs = Vec::new();
     for chunk in text.split("\n---\n").flat_map(|c| c.strip_prefix("---\n").or(Some(c))) {
-        let source = chunk
-            .lines()
-            .find_map(|l| l.trim_start_matches('#').trim().strip_prefix("Source:").map(|s| s.trim().to_string()));
+        let source = chunk.lines().find_map(|l| {
+            l.trim_start_matches('#')
+                .trim()
+                .strip_prefix("Source:")
+                .map(|s| s.trim().to_string())
+        });
         let Some(source) = source else { continue };
         let doc = crate::yaml::value(chunk).with_context(|| format!("state document of {source}"))?;
-        docs.push(StateDoc { path: PathBuf::from(source), doc });
+        docs.push(StateDoc {
+            path: PathBuf::from(source),
+            doc,
+        });
     }
     Ok(docs)
 }
@@ -115,7 +128,10 @@ fn declared_keys(text: &str, key: &str) -> Vec<String> {
 pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path) -> EnvState {
     let root_abs = absolute(root);
     let entry_abs = absolute(entry);
-    let mut state = EnvState { name: environment.to_string(), ..EnvState::default() };
+    let mut state = EnvState {
+        name: environment.to_string(),
+        ..EnvState::default()
+    };
     // Entry first, then the sub-states in the order helmfile printed them.
     let mut ordered: Vec<&StateDoc> = docs.iter().filter(|d| d.path == entry_abs).collect();
     ordered.extend(docs.iter().filter(|d| d.path != entry_abs));
@@ -125,14 +141,29 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
         if !state.state_files.contains(&rel) {
             state.state_files.push(rel.clone());
         }
-        let state_dir = d.path.parent().map(Path::to_path_buf).unwrap_or_else(|| root_abs.clone());
+        let state_dir = d
+            .path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| root_abs.clone());
         let source = std::fs::read_to_string(&d.path).unwrap_or_default();
         let mut repos = Vec::new();
-        for r in d.doc.get("repositories").and_then(Value::as_array).into_iter().flatten() {
+        for r in d
+            .doc
+            .get("repositories")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             let name = r.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
             let url = r.get("url").and_then(Value::as_str).unwrap_or_default().to_string();
             let oci = r.get("oci").and_then(Value::as_bool).unwrap_or(false) || url.starts_with("oci://");
-            repos.push(Repository { name, url, oci, file: rel.clone() });
+            repos.push(Repository {
+                name,
+                url,
+                oci,
+                file: rel.clone(),
+            });
         }
         for r in d.doc.get("releases").and_then(Value::as_array).into_iter().flatten() {
             let name = str_of(r, "name");
@@ -140,7 +171,13 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 .get("namespace")
                 .and_then(Value::as_str)
                 .map(str::to_string)
-                .or_else(|| d.doc.get("helmDefaults").and_then(|h| h.get("namespace")).and_then(Value::as_str).map(str::to_string))
+                .or_else(|| {
+                    d.doc
+                        .get("helmDefaults")
+                        .and_then(|h| h.get("namespace"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string)
+                })
                 .unwrap_or_else(|| "default".to_string());
             let chart = str_of(r, "chart");
             let chart_ref = classify_chart(&chart, &state_dir, &root_abs, &repos);
@@ -169,7 +206,12 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 .and_then(Value::as_array)
                 .map(|a| {
                     a.iter()
-                        .filter_map(|e| Some((e.get("name")?.as_str()?.to_string(), e.get("value").cloned().unwrap_or(Value::Null))))
+                        .filter_map(|e| {
+                            Some((
+                                e.get("name")?.as_str()?.to_string(),
+                                e.get("value").cloned().unwrap_or(Value::Null),
+                            ))
+                        })
                         .collect()
                 })
                 .unwrap_or_default();
@@ -206,7 +248,10 @@ pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[Sta
         let rel = relative(&s.file, &root_abs);
         // Only state files helmfile loaded for this environment, and only what plain YAML
         // reading can know (no template expressions).
-        if !state.state_files.contains(&rel) || s.name.contains("{{") || s.namespace.as_deref().map_or(false, |n| n.contains("{{")) {
+        if !state.state_files.contains(&rel)
+            || s.name.contains("{{")
+            || s.namespace.as_deref().is_some_and(|n| n.contains("{{"))
+        {
             continue;
         }
         let doc = docs.iter().find(|d| d.path == s.file);
@@ -214,14 +259,26 @@ pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[Sta
         let namespace = s
             .namespace
             .clone()
-            .or_else(|| doc.and_then(|d| d.doc.get("helmDefaults")).and_then(|h| h.get("namespace")).and_then(Value::as_str).map(str::to_string))
+            .or_else(|| {
+                doc.and_then(|d| d.doc.get("helmDefaults"))
+                    .and_then(|h| h.get("namespace"))
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
             .unwrap_or_else(|| "default".into());
-        if state.releases.iter().any(|r| r.name == s.name && r.namespace == namespace && r.file == rel) {
+        if state
+            .releases
+            .iter()
+            .any(|r| r.name == s.name && r.namespace == namespace && r.file == rel)
+        {
             continue;
         }
         let repos: Vec<Repository> = state.repositories.iter().filter(|r| r.file == rel).cloned().collect();
         let dir = s.file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let installed = s.installed.unwrap_or(true) && s.condition.as_deref().map_or(true, |c| condition_holds(values, c) != Some(false));
+        let installed = s.installed.unwrap_or(true)
+            && s.condition
+                .as_deref()
+                .map_or(true, |c| condition_holds(values, c) != Some(false));
         state.releases.push(Release {
             name: s.name.clone(),
             namespace,
@@ -238,8 +295,18 @@ pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[Sta
             line: Some(s.line),
         });
     }
-    let order: HashMap<String, usize> = state.state_files.iter().enumerate().map(|(i, f)| (f.clone(), i)).collect();
-    state.releases.sort_by_key(|r| (order.get(&r.file).copied().unwrap_or(usize::MAX), r.line.unwrap_or(usize::MAX)));
+    let order: HashMap<String, usize> = state
+        .state_files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.clone(), i))
+        .collect();
+    state.releases.sort_by_key(|r| {
+        (
+            order.get(&r.file).copied().unwrap_or(usize::MAX),
+            r.line.unwrap_or(usize::MAX),
+        )
+    });
 }
 
 /// The values helm receives: `helmfile build --embed-values` lists every values entry of a
@@ -278,12 +345,15 @@ fn str_of(v: &Value, key: &str) -> String {
 /// Classify a chart reference. Local paths become repository-relative (normalised).
 pub fn classify_chart(chart: &str, state_dir: &Path, root: &Path, repos: &[Repository]) -> ChartRef {
     if let Some(rest) = chart.strip_prefix("oci://") {
-        return ChartRef::Oci { url: format!("oci://{rest}") };
+        return ChartRef::Oci {
+            url: format!("oci://{rest}"),
+        };
     }
     if chart.contains("://") || chart.ends_with(".tgz") {
         return ChartRef::Other { raw: chart.to_string() };
     }
-    let looks_local = chart.starts_with("./") || chart.starts_with("../") || chart.starts_with('/') || state_dir.join(chart).is_dir();
+    let looks_local =
+        chart.starts_with("./") || chart.starts_with("../") || chart.starts_with('/') || state_dir.join(chart).is_dir();
     if !looks_local {
         if let Some((repo, name)) = chart.split_once('/') {
             let r = repos.iter().find(|r| r.name == repo);
@@ -296,17 +366,29 @@ pub fn classify_chart(chart: &str, state_dir: &Path, root: &Path, repos: &[Repos
         }
     }
     let abs = normalize(&state_dir.join(chart));
-    ChartRef::Local { path: relative(&abs, root) }
+    ChartRef::Local {
+        path: relative(&abs, root),
+    }
 }
 
 /// The line of the `nth` declaration of release `release` under `releases:` in a state file's
 /// source (1-based).
 pub fn release_line(source: &str, release: &str, nth: usize) -> Option<usize> {
-    block_items(source, "releases").into_iter().filter(|i| i.scalars.get("name").map(String::as_str) == Some(release)).nth(nth).map(|i| i.line)
+    block_items(source, "releases")
+        .into_iter()
+        .filter(|i| i.scalars.get("name").map(String::as_str) == Some(release))
+        .nth(nth)
+        .map(|i| i.line)
 }
 
 pub fn absolute(p: &Path) -> PathBuf {
-    let abs = if p.is_absolute() { p.to_path_buf() } else { std::env::current_dir().map(|d| d.join(p)).unwrap_or_else(|_| p.to_path_buf()) };
+    let abs = if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    };
     abs.canonicalize().unwrap_or_else(|_| normalize(&abs))
 }
 
@@ -335,7 +417,11 @@ pub fn relative(path: &Path, root: &Path) -> String {
     let rc: Vec<_> = root.components().collect();
     let common = pc.iter().zip(rc.iter()).take_while(|(a, b)| a == b).count();
     let mut parts: Vec<String> = std::iter::repeat("..".to_string()).take(rc.len() - common).collect();
-    parts.extend(pc[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
+    parts.extend(
+        pc[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
     if parts.is_empty() {
         ".".into()
     } else {
@@ -353,8 +439,16 @@ mod tests {
         let root = dir.path().canonicalize().unwrap();
         std::fs::create_dir_all(root.join("charts/a")).unwrap();
         std::fs::create_dir_all(root.join("sub")).unwrap();
-        std::fs::write(root.join("helmfile.yaml"), "releases:\n  - name: r1\n    chart: ./charts/a\n  - name: cm\n    chart: jetstack/cert-manager\n").unwrap();
-        std::fs::write(root.join("sub/helmfile.yaml"), "releases:\n- name: r1\n  chart: ../charts/a\n").unwrap();
+        std::fs::write(
+            root.join("helmfile.yaml"),
+            "releases:\n  - name: r1\n    chart: ./charts/a\n  - name: cm\n    chart: jetstack/cert-manager\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("sub/helmfile.yaml"),
+            "releases:\n- name: r1\n  chart: ../charts/a\n",
+        )
+        .unwrap();
         let out = format!(
             "---\n#  Source: {r}/sub/helmfile.yaml\n\nreleases:\n- chart: ../charts/a\n  name: r1\n  namespace: ns1\n---\n#  Source: {r}/helmfile.yaml\n\nenvironments:\n  default: {{}}\n  prod: {{}}\nrepositories:\n- name: jetstack\n  url: https://charts.jetstack.io\nreleases:\n- chart: ./charts/a\n  name: r1\n  namespace: ns1\n  needs: [x]\n- chart: jetstack/cert-manager\n  version: v1.16.0\n  name: cm\n  namespace: cert-manager\n  installed: false\n",
             r = root.display()
@@ -367,18 +461,39 @@ mod tests {
         assert_eq!(st.state_files, vec!["helmfile.yaml", "sub/helmfile.yaml"]);
         assert_eq!(st.releases.len(), 3);
         assert_eq!(st.releases[0].line, Some(2));
-        assert_eq!(st.releases[0].chart_ref, ChartRef::Local { path: "charts/a".into() });
-        assert_eq!(st.releases[1].chart_ref, ChartRef::Repo { repo: "jetstack".into(), chart: "cert-manager".into(), url: Some("https://charts.jetstack.io".into()), oci: false });
+        assert_eq!(
+            st.releases[0].chart_ref,
+            ChartRef::Local {
+                path: "charts/a".into()
+            }
+        );
+        assert_eq!(
+            st.releases[1].chart_ref,
+            ChartRef::Repo {
+                repo: "jetstack".into(),
+                chart: "cert-manager".into(),
+                url: Some("https://charts.jetstack.io".into()),
+                oci: false
+            }
+        );
         assert!(!st.releases[1].installed);
         assert_eq!(st.releases[2].file, "sub/helmfile.yaml");
         assert_eq!(st.releases[2].line, Some(2));
-        assert_eq!(st.releases[2].chart_ref, ChartRef::Local { path: "charts/a".into() });
+        assert_eq!(
+            st.releases[2].chart_ref,
+            ChartRef::Local {
+                path: "charts/a".into()
+            }
+        );
     }
 
     #[test]
     fn values_merge_deeply_in_order() {
         let list = serde_json::json!([{"a": {"x": 1, "y": 2}, "b": 1}, "file.yaml", {"a": {"y": 3}, "c": [1]}]);
-        assert_eq!(merged_values(Some(&list)), serde_json::json!({"a": {"x": 1, "y": 3}, "b": 1, "c": [1]}));
+        assert_eq!(
+            merged_values(Some(&list)),
+            serde_json::json!({"a": {"x": 1, "y": 3}, "b": 1, "c": [1]})
+        );
     }
 
     #[test]
@@ -450,7 +565,10 @@ fn block_items(text: &str, key: &str) -> Vec<Item> {
             if item_indent.map_or(true, |ii| ii == indent) {
                 item_indent = Some(indent);
                 open_list = None;
-                let mut it = Item { line: i + 1, ..Item::default() };
+                let mut it = Item {
+                    line: i + 1,
+                    ..Item::default()
+                };
                 match rest.split_once(':') {
                     Some((k, v)) if !k.contains(' ') && !rest.starts_with('{') => {
                         it.scalars.insert(k.trim().to_string(), unquote(v));
@@ -469,14 +587,17 @@ fn block_items(text: &str, key: &str) -> Vec<Item> {
             continue;
         }
         let Some(it) = items.last_mut() else { continue };
-        if item_indent.map_or(false, |ii| indent == ii + 2) {
+        if item_indent.is_some_and(|ii| indent == ii + 2) {
             if let Some((k, v)) = t.split_once(':') {
                 let v = v.trim();
                 if v.is_empty() {
                     open_list = Some((k.trim().to_string(), indent));
                 } else if v.starts_with('[') {
                     let inner = v.trim_start_matches('[').split(']').next().unwrap_or("");
-                    it.lists.insert(k.trim().to_string(), inner.split(',').map(unquote).filter(|s| !s.is_empty()).collect());
+                    it.lists.insert(
+                        k.trim().to_string(),
+                        inner.split(',').map(unquote).filter(|s| !s.is_empty()).collect(),
+                    );
                     open_list = None;
                 } else {
                     it.scalars.insert(k.trim().to_string(), unquote(v));
@@ -505,7 +626,9 @@ pub fn scan_releases(entry: &Path) -> Vec<ScannedRelease> {
         if !seen.insert(file.clone()) {
             continue;
         }
-        let Ok(text) = std::fs::read_to_string(&file) else { continue };
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
         let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
         for h in block_items(&text, "helmfiles") {
             if let Some(p) = h.scalars.get("path").or(h.bare.as_ref()) {
@@ -516,12 +639,20 @@ pub fn scan_releases(entry: &Path) -> Vec<ScannedRelease> {
         }
         let oci_repos: Vec<String> = block_items(&text, "repositories")
             .into_iter()
-            .filter(|r| r.scalars.get("oci").map_or(false, |v| v == "true") || r.scalars.get("url").map_or(false, |u| u.starts_with("oci://")))
+            .filter(|r| {
+                r.scalars.get("oci").is_some_and(|v| v == "true")
+                    || r.scalars.get("url").is_some_and(|u| u.starts_with("oci://"))
+            })
             .filter_map(|r| r.scalars.get("name").cloned())
             .collect();
         for r in block_items(&text, "releases") {
-            let (Some(name), Some(chart)) = (r.scalars.get("name"), r.scalars.get("chart")) else { continue };
-            let oci = chart.starts_with("oci://") || chart.split_once('/').map_or(false, |(repo, _)| oci_repos.iter().any(|o| o == repo));
+            let (Some(name), Some(chart)) = (r.scalars.get("name"), r.scalars.get("chart")) else {
+                continue;
+            };
+            let oci = chart.starts_with("oci://")
+                || chart
+                    .split_once('/')
+                    .is_some_and(|(repo, _)| oci_repos.iter().any(|o| o == repo));
             out.push(ScannedRelease {
                 oci,
                 devel: r.scalars.get("devel").map(|v| v == "true"),
@@ -563,7 +694,11 @@ mod scan_tests {
             "repositories:\n  - name: jetstack\n    url: quay.io/jetstack/charts\n    oci: true\n  - name: bao\n    url: https://x\nhelmfiles:\n  - path: sub/h.yaml\nreleases:\n  - name: cert-manager\n    namespace: cert-manager\n    chart: jetstack/cert-manager\n    version: v1.19.1 # pinned\n    condition: certManager.enabled\n    needs:\n      - a/b\n  - name: openbao\n    chart: bao/openbao\n",
         )
         .unwrap();
-        std::fs::write(root.join("sub/h.yaml"), "releases:\n- name: direct\n  chart: \"oci://r.example/c/direct\"\n  needs: [x, y]\n").unwrap();
+        std::fs::write(
+            root.join("sub/h.yaml"),
+            "releases:\n- name: direct\n  chart: \"oci://r.example/c/direct\"\n  needs: [x, y]\n",
+        )
+        .unwrap();
         let mut s = scan_oci_releases(&root.join("helmfile.yaml"));
         s.sort_by(|a, b| a.name.cmp(&b.name));
         assert_eq!(s.len(), 2, "{s:?}");

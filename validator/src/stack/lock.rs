@@ -47,8 +47,18 @@ impl ChartLock {
         let mut lock: ChartLock = crate::yaml::from_str(&text)
             .with_context(|| format!("{}: not a valid chart lock (expected `charts:` entries with release, chart, repository, version, sha256)", path.display()))?;
         for e in &lock.charts {
-            if e.sha256.len() != 64 || !e.sha256.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()) {
-                bail!("{}: release {}: sha256 must be 64 lowercase hex characters, got {:?}", path.display(), e.release, e.sha256);
+            if e.sha256.len() != 64
+                || !e
+                    .sha256
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+            {
+                bail!(
+                    "{}: release {}: sha256 must be 64 lowercase hex characters, got {:?}",
+                    path.display(),
+                    e.release,
+                    e.sha256
+                );
             }
         }
         lock.file = Some(LOCK_FILE.to_string());

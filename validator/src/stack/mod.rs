@@ -70,7 +70,12 @@ pub enum ChartRef {
     /// it points outside the repository).
     Local { path: String },
     /// `repo/chart` through a repository declared in the state.
-    Repo { repo: String, chart: String, url: Option<String>, oci: bool },
+    Repo {
+        repo: String,
+        chart: String,
+        url: Option<String>,
+        oci: bool,
+    },
     /// `oci://host/path/chart` given directly.
     Oci { url: String },
     /// A chart tarball or URL we do not classify further.

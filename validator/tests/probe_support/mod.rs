@@ -10,9 +10,7 @@ use std::process::{Command, Output};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use rcgen::{
-    BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-};
+use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::oneshot;
@@ -30,10 +28,7 @@ impl Identity {
             .map(|p| CertificateDer::from(p.expect("chain PEM parses").contents))
             .collect::<Vec<_>>();
         assert!(!chain.is_empty(), "identity chain holds no certificate");
-        Identity {
-            chain,
-            key_pkcs8_der,
-        }
+        Identity { chain, key_pkcs8_der }
     }
 
     fn key(&self) -> PrivateKeyDer<'static> {
@@ -99,13 +94,9 @@ impl<'a> LeafSpec<'a> {
 
 /// A leaf signed by `issuer`; the identity's chain is the leaf plus `intermediates`.
 pub fn leaf(spec: LeafSpec<'_>, issuer: &Ca, intermediates: &[&Ca]) -> Identity {
-    let mut p =
-        CertificateParams::new(spec.names.iter().map(|s| s.to_string()).collect::<Vec<_>>())
-            .unwrap();
-    p.distinguished_name.push(
-        DnType::CommonName,
-        spec.names.first().copied().unwrap_or("leaf"),
-    );
+    let mut p = CertificateParams::new(spec.names.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
+    p.distinguished_name
+        .push(DnType::CommonName, spec.names.first().copied().unwrap_or("leaf"));
     p.extended_key_usages = spec.ekus;
     if spec.expired {
         p.not_before = time::OffsetDateTime::now_utc() - time::Duration::days(30);
@@ -165,9 +156,7 @@ where
             }
         });
     });
-    let addr = addr_rx
-        .blocking_recv()
-        .expect("test server failed to start");
+    let addr = addr_rx.blocking_recv().expect("test server failed to start");
     Server {
         addr,
         stop: Some(stop_tx),
@@ -317,20 +306,13 @@ pub fn assert_pass(o: &Output) {
 /// Assert the probe refused (exit 1) with exactly `reason`.
 pub fn assert_refused(o: &Output, reason: &str) {
     let t = text(o);
-    assert_eq!(
-        o.status.code(),
-        Some(1),
-        "expected a refusal ({reason}):\n{t}"
-    );
+    assert_eq!(o.status.code(), Some(1), "expected a refusal ({reason}):\n{t}");
     let line = format!("REFUSED ({reason}): ");
     assert!(
         String::from_utf8_lossy(&o.stdout).contains(&line),
         "expected {line:?}:\n{t}"
     );
-    assert!(
-        !String::from_utf8_lossy(&o.stdout).contains("\nOK: "),
-        "{t}"
-    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("\nOK: "), "{t}");
 }
 
 pub fn write(dir: &Path, name: &str, content: &str) -> std::path::PathBuf {
