@@ -141,6 +141,22 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: 
     })
 }
 
+/// Names of the releases whose charts the state's text declares as remote (not a local
+/// directory), which `helmfile template` must leave out.
+fn predicted_remote(entry: &Path, root: &Path) -> Vec<String> {
+    let mut names: Vec<String> = load::scan_releases(entry)
+        .into_iter()
+        .filter(|s| {
+            let dir = s.file.parent().unwrap_or(root);
+            s.oci || !matches!(load::classify_chart(&s.chart, dir, root, &[]), ChartRef::Local { .. })
+        })
+        .map(|s| s.name)
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// `helm pull` the exact chart version into `dir` and return the tarball.
 fn pull(tools: &Tools, r: &Release, dir: &Path) -> Result<PathBuf> {
     let dest = dir.join(format!("{}__{}", r.namespace, r.name));
@@ -216,11 +232,28 @@ pub fn render_env(
     opts: &Options,
     prebuilt: Option<Vec<StateDoc>>,
 ) -> Result<EnvRender> {
-    let (_docs, state, oci_excluded) = load_state(tools, entry, root, environment, prebuilt)?;
     let work = tempfile::Builder::new()
         .prefix("nvcf-validate-")
         .tempdir()
         .context("creating a temporary directory")?;
+    // Without a prebuilt state, `helmfile template` starts at once, beside `helmfile build`,
+    // leaving out the remote releases the state's text declares. Once the state is known the
+    // guess is checked, and the template run again if it rendered or skipped the wrong releases.
+    let speculated_dir = work.path().join("speculated");
+    let (loaded, speculated) = if prebuilt.is_none() {
+        let predicted = predicted_remote(entry, root);
+        std::thread::scope(|s| {
+            let t = s.spawn(|| {
+                let res = template(tools, entry, environment, &speculated_dir, &predicted, opts.offline);
+                (predicted.clone(), res)
+            });
+            let loaded = load_state(tools, entry, root, environment, None);
+            (loaded, Some(t.join().expect("template thread")))
+        })
+    } else {
+        (load_state(tools, entry, root, environment, prebuilt), None)
+    };
+    let (_docs, state, oci_excluded) = loaded?;
     let pull_dir = work.path().join("pulled");
     let plans: Vec<Plan> = state
         .releases
@@ -242,10 +275,26 @@ pub fn render_env(
     excluded.extend(oci_excluded.iter().cloned());
     let any_helmfile = plans.iter().any(|p| matches!(p, Plan::Helmfile));
 
-    let template_res = if any_helmfile {
-        template(tools, entry, environment, &out_dir, &excluded, opts.offline)
-    } else {
-        Ok(())
+    let rendered_locally: Vec<&str> = state
+        .releases
+        .iter()
+        .zip(&plans)
+        .filter(|(_, p)| matches!(p, Plan::Helmfile))
+        .map(|(r, _)| r.name.as_str())
+        .collect();
+    let (out_dir, template_res) = match speculated {
+        // The guess left out exactly what must be left out and nothing we render.
+        Some((predicted, res))
+            if excluded.iter().all(|e| predicted.contains(e))
+                && !rendered_locally.iter().any(|n| predicted.iter().any(|p| p == n)) =>
+        {
+            (speculated_dir, res)
+        }
+        _ if any_helmfile => {
+            let res = template(tools, entry, environment, &out_dir, &excluded, opts.offline);
+            (out_dir, res)
+        }
+        _ => (out_dir, Ok(())),
     };
     let mut render_error = template_res.err().map(|e| format!("{e:#}"));
     let mut docs = Vec::new();

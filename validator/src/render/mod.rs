@@ -125,18 +125,26 @@ pub fn render_stack(
 
     let mut stats = RenderStats::default();
     let names_key = cache::key(&[&tree, &entry_rel, "environments"]);
-    // The `default` build that lists the environments is kept for rendering `default`.
+    // The environments: read from the entry state's text when it declares them plainly (saves a
+    // helmfile run); otherwise from a `helmfile build` of `default`, which is then kept for
+    // rendering `default`.
     let mut default_build: Option<Vec<load::StateDoc>> = None;
     let names: Vec<String> = match cache.as_ref().and_then(|c| c.get::<Vec<String>>(&names_key)) {
         Some(n) => n,
         None => {
-            let exclude: Vec<String> = load::scan_oci_releases(&entry).into_iter().map(|s| s.name).collect();
-            let docs = load::build(&get_tools()?, &entry, "default", &exclude)?;
-            let n = load::environment_names(&docs, &entry);
+            let n = match load::plain_environment_names(&entry) {
+                Some(n) => n,
+                None => {
+                    let exclude: Vec<String> = load::scan_oci_releases(&entry).into_iter().map(|s| s.name).collect();
+                    let docs = load::build(&get_tools()?, &entry, "default", &exclude)?;
+                    let n = load::environment_names(&docs, &entry);
+                    default_build = Some(docs);
+                    n
+                }
+            };
             if let Some(c) = &cache {
                 c.put(&names_key, &n)?;
             }
-            default_build = Some(docs);
             n
         }
     };

@@ -97,6 +97,22 @@ pub fn environment_names(docs: &[StateDoc], entry: &Path) -> Vec<String> {
     names
 }
 
+/// The environments of an entry state that declares them plainly: an `environments:` block with
+/// literal names, no `bases:` and no templating in the names. `None` when helmfile must be asked.
+pub fn plain_environment_names(entry: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(entry).ok()?;
+    if text.lines().any(|l| l.starts_with("bases:")) {
+        return None;
+    }
+    let names = declared_keys(&text, "environments");
+    let plain = |n: &String| {
+        !n.is_empty()
+            && n.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+    };
+    (!names.is_empty() && names.iter().all(plain)).then_some(names)
+}
+
 /// Keys of a top-level block map `key:` at its first indentation level.
 fn declared_keys(text: &str, key: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -485,6 +501,20 @@ mod tests {
                 path: "charts/a".into()
             }
         );
+    }
+
+    #[test]
+    fn plain_environment_names_or_ask_helmfile() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("helmfile.yaml");
+        std::fs::write(&f, "# c\nenvironments:\n  default:\n    values: [a.yaml]\n  split-cluster: {}\n---\nreleases: []\n").unwrap();
+        assert_eq!(plain_environment_names(&f), Some(vec!["default".to_string(), "split-cluster".to_string()]));
+        std::fs::write(&f, "bases: [envs.yaml]\nreleases: []\n").unwrap();
+        assert_eq!(plain_environment_names(&f), None);
+        std::fs::write(&f, "environments:\n  {{ .Values.x }}: {}\n").unwrap();
+        assert_eq!(plain_environment_names(&f), None);
+        std::fs::write(&f, "releases: []\n").unwrap();
+        assert_eq!(plain_environment_names(&f), None);
     }
 
     #[test]
