@@ -225,6 +225,24 @@ fn online_without_registry_access_fails_closed() {
 }
 
 #[test]
+fn templated_chart_references_render_like_plain_ones() {
+    // The state's text hides that `app` is local: the early template run guesses wrong and
+    // must be redone once helmfile build has told the truth.
+    let d = stack_copy();
+    let state = d.path().join("helmfile.yaml.gotmpl");
+    let text = std::fs::read_to_string(&state).unwrap();
+    std::fs::write(&state, text.replace("chart: ./charts/app", "chart: {{ printf \"./charts/%s\" \"app\" }}")).unwrap();
+    let r = check(d.path(), &["--format", "json"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let report = json(&r.stdout);
+    for env in report["environments"].as_array().unwrap() {
+        let app = env["releases"].as_array().unwrap().iter().find(|r| r["name"] == "app").unwrap();
+        assert_eq!(app["rendered"], true, "{app}");
+        assert_eq!(app["objects"], 2, "{app}");
+    }
+}
+
+#[test]
 fn selected_environment_only() {
     let d = stack_copy();
     let r = check(d.path(), &["--environment", "prod", "--format", "json"]);
