@@ -74,6 +74,31 @@ validator) and provision.sh (which writes exactly this JSON to OpenBao), so they
   | toJson -}}
 {{- end -}}
 
+{{/*
+The role's parameters as OpenBao receives them: one string per parameter (lists joined with
+commas), so the provisioner policy can pin each to exactly this value.
+*/}}
+{{- define "openbao-issuer.roleParams" -}}
+{{- $out := dict -}}
+{{- range $k, $v := (include "openbao-issuer.roleJson" . | fromJson) -}}
+{{- if kindIs "slice" $v -}}
+{{- $_ := set $out $k (join "," $v) -}}
+{{- else -}}
+{{- $_ := set $out $k (toString $v) -}}
+{{- end -}}
+{{- end -}}
+{{- toJson $out -}}
+{{- end -}}
+
+{{/* `key=value` arguments for `bao write`, shell-quoted. */}}
+{{- define "openbao-issuer.roleArgs" -}}
+{{- $args := list -}}
+{{- range $k, $v := (include "openbao-issuer.roleParams" . | fromJson) -}}
+{{- $args = append $args (include "openbao-issuer.shq" (printf "%s=%s" $k $v)) -}}
+{{- end -}}
+{{- join " " $args -}}
+{{- end -}}
+
 {{/* cert-manager's policy: sign through the one role, nothing else. One line on purpose: the
 provisioner policy pins this exact text. */}}
 {{- define "openbao-issuer.signPolicy" -}}
@@ -82,7 +107,8 @@ provisioner policy pins this exact text. */}}
 
 {{/*
 The provisioner's steady-state policy: read what the bootstrap run created, re-apply the role,
-cert-manager's policy and auth role - with their parameters pinned to the rendered values. It
+cert-manager's policy and auth role - with their parameters pinned to the rendered values (the
+role included: the steady-state identity cannot widen what the role signs). It
 cannot enable mounts, generate or sign CAs, change auth configuration or its own policy.
 */}}
 {{- define "openbao-issuer.provisionerPolicy" -}}
@@ -94,7 +120,14 @@ path "sys/mounts/{{ . }}/tune" { capabilities = ["read", "update"] }
 path "{{ . }}/cert/ca" { capabilities = ["read"] }
 path "{{ . }}/config/urls" { capabilities = ["read", "update"] }
 {{- end }}
-path "{{ $p.intermediateMount }}/roles/{{ $p.role.name }}" { capabilities = ["create", "read", "update"] }
+path "{{ $p.intermediateMount }}/roles/{{ $p.role.name }}" {
+  capabilities = ["create", "read", "update"]
+  allowed_parameters = {
+{{- range $k, $v := (include "openbao-issuer.roleParams" . | fromJson) }}
+    {{ include "openbao-issuer.hclq" $k }} = [{{ include "openbao-issuer.hclq" $v }}]
+{{- end }}
+  }
+}
 path "sys/policies/acl/{{ $p.signPolicyName }}" {
   capabilities = ["create", "read", "update"]
   allowed_parameters = { "policy" = [{{ include "openbao-issuer.hclq" (include "openbao-issuer.signPolicy" .) }}] }

@@ -31,7 +31,6 @@ INT_TTL={{ include "openbao-issuer.shq" $p.intermediateTtl }}
 PUBLIC_ADDR={{ include "openbao-issuer.shq" (trimSuffix "/" .Values.openbao.address) }}
 ROLE_NAME={{ include "openbao-issuer.shq" $p.role.name }}
 # Identical to role.json in the ConfigMap openbao-pki-role (same template helper).
-ROLE_JSON={{ include "openbao-issuer.shq" (include "openbao-issuer.roleJson" .) }}
 SIGN_POLICY_NAME={{ include "openbao-issuer.shq" $p.signPolicyName }}
 SIGN_POLICY={{ include "openbao-issuer.shq" (include "openbao-issuer.signPolicy" .) }}
 AUTH_MOUNT={{ include "openbao-issuer.shq" $k.mount }}
@@ -143,7 +142,8 @@ else
 fi
 
 # 7. The signing role, limited to the router's domains.
-printf '%s' "$ROLE_JSON" | bao write "$INT_MOUNT/roles/$ROLE_NAME" - >/dev/null
+# Every parameter as one string, exactly as the provisioner policy pins it.
+bao write "$INT_MOUNT/roles/$ROLE_NAME" {{ include "openbao-issuer.roleArgs" . }} >/dev/null
 log "role $INT_MOUNT/roles/$ROLE_NAME written"
 
 # 8. cert-manager's policy: only update on <intermediate>/sign/<role>.
