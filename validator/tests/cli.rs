@@ -231,12 +231,21 @@ fn templated_chart_references_render_like_plain_ones() {
     let d = stack_copy();
     let state = d.path().join("helmfile.yaml.gotmpl");
     let text = std::fs::read_to_string(&state).unwrap();
-    std::fs::write(&state, text.replace("chart: ./charts/app", "chart: {{ printf \"./charts/%s\" \"app\" }}")).unwrap();
+    std::fs::write(
+        &state,
+        text.replace("chart: ./charts/app", "chart: {{ printf \"./charts/%s\" \"app\" }}"),
+    )
+    .unwrap();
     let r = check(d.path(), &["--format", "json"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let report = json(&r.stdout);
     for env in report["environments"].as_array().unwrap() {
-        let app = env["releases"].as_array().unwrap().iter().find(|r| r["name"] == "app").unwrap();
+        let app = env["releases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "app")
+            .unwrap();
         assert_eq!(app["rendered"], true, "{app}");
         assert_eq!(app["objects"], 2, "{app}");
     }

@@ -477,9 +477,17 @@ fn openbao_pki_end_to_end() {
     assert_refused_by_role(&o, "permission denied", "a mount created with the provisioner's policy");
     // ...and cannot widen the signing role it re-applies (every parameter is pinned).
     let o = bao.cli(&prov_token, &["write", &role_path, "allow_any_name=true"]);
-    assert_refused_by_role(&o, "permission denied", "the role widened with the provisioner's policy");
+    assert_refused_by_role(
+        &o,
+        "permission denied",
+        "the role widened with the provisioner's policy",
+    );
     let o = bao.cli(&prov_token, &["write", &role_path, "client_flag=true"]);
-    assert_refused_by_role(&o, "permission denied", "client certificates enabled with the provisioner's policy");
+    assert_refused_by_role(
+        &o,
+        "permission denied",
+        "client certificates enabled with the provisioner's policy",
+    );
 
     // 2. The role in OpenBao is the role the chart renders (role.json in openbao-pki-role).
     let role = bao.json(&bao.root_token, &["read", &role_path])["data"].clone();

@@ -103,11 +103,9 @@ pub fn render(report: &Report, color: bool) -> String {
         let mut last_release: Option<Option<&str>> = None;
         for f in &findings {
             if last_release != Some(f.release.as_deref()) {
-                let _ = writeln!(
-                    out,
-                    "  {}",
-                    p.bold(&format!("release {}", f.release.as_deref().unwrap_or("(none)")))
-                );
+                if let Some(r) = f.release.as_deref() {
+                    let _ = writeln!(out, "  {}", p.bold(&format!("release {r}")));
+                }
                 last_release = Some(f.release.as_deref());
             }
             let waived = if f.waived.is_some() {

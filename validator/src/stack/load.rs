@@ -507,8 +507,15 @@ mod tests {
     fn plain_environment_names_or_ask_helmfile() {
         let d = tempfile::tempdir().unwrap();
         let f = d.path().join("helmfile.yaml");
-        std::fs::write(&f, "# c\nenvironments:\n  default:\n    values: [a.yaml]\n  split-cluster: {}\n---\nreleases: []\n").unwrap();
-        assert_eq!(plain_environment_names(&f), Some(vec!["default".to_string(), "split-cluster".to_string()]));
+        std::fs::write(
+            &f,
+            "# c\nenvironments:\n  default:\n    values: [a.yaml]\n  split-cluster: {}\n---\nreleases: []\n",
+        )
+        .unwrap();
+        assert_eq!(
+            plain_environment_names(&f),
+            Some(vec!["default".to_string(), "split-cluster".to_string()])
+        );
         std::fs::write(&f, "bases: [envs.yaml]\nreleases: []\n").unwrap();
         assert_eq!(plain_environment_names(&f), None);
         std::fs::write(&f, "environments:\n  {{ .Values.x }}: {}\n").unwrap();

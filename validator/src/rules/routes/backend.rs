@@ -317,6 +317,11 @@ pub fn certificate_problems(graph: &Graph, gw: &Object) -> Vec<CertProblem> {
                 });
                 continue;
             }
+            // cert-manager's gateway shim writes a Certificate for each listener's Secret in the
+            // Gateway's namespace when the Gateway carries an issuer annotation.
+            if ns == gw_ns && gateway_shim(gw) {
+                continue;
+            }
             if let Some(problem) = secret_problem(graph, ns, name) {
                 out.push(CertProblem {
                     listener: l.name.to_string(),
@@ -333,6 +338,15 @@ pub fn certificate_problems(graph: &Graph, gw: &Object) -> Vec<CertProblem> {
         }
     }
     out
+}
+
+/// Whether cert-manager's gateway shim issues this Gateway's listener certificates.
+fn gateway_shim(gw: &Object) -> bool {
+    gw.annotations().is_some_and(|a| {
+        ["cert-manager.io/issuer", "cert-manager.io/cluster-issuer"]
+            .iter()
+            .any(|k| a.get(*k).and_then(Value::as_str).is_some_and(|v| !v.is_empty()))
+    })
 }
 
 /// Why a listener's Secret would not resolve, if it would not.
