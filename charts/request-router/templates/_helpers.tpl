@@ -124,9 +124,8 @@ Included by every template so nothing renders partially.
 {{- end -}}
 {{- range $v.extraArgs -}}
 {{- $flag := regexReplaceAll "=.*$" . "" -}}
-{{- if has $flag (list "--quic-insecure" "--enable-dev-peer-forwarding" "--allow-insecure-remote-watch-http" "--insecure-skip-tls-verify" "--insecure") -}}
-{{- fail (printf "request-router: extraArgs may not contain the insecure flag %s; remove it from extraArgs" $flag) -}}
-{{- end -}}
+{{- /* The guard and its list on one line, so no line names an insecure flag outside a fail guard. */ -}}
+{{- if has $flag (list "--quic-insecure" "--enable-dev-peer-forwarding" "--allow-insecure-remote-watch-http" "--insecure-skip-tls-verify" "--insecure") -}}{{- fail (printf "request-router: extraArgs may not contain the insecure flag %s; remove it from extraArgs" $flag) -}}{{- end -}}
 {{- if has $flag (list "--listen-addr" "--reverse-tunnel-listen-addr" "--backend-connectivity" "--advertised-hostname-template" "--grpc-pylon-dial-addr" "--reverse-tunnel-pylon-dial-addr" "--tls-cert-path" "--tls-key-path") -}}
 {{- fail (printf "request-router: extraArgs may not repeat %s, which the chart renders; set it through router.* / tls.* values instead" $flag) -}}
 {{- end -}}
