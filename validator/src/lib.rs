@@ -11,6 +11,7 @@ pub mod policy;
 pub mod probe;
 pub mod render;
 pub mod report;
+pub mod router;
 pub mod rules;
 pub mod sink;
 pub mod stack;

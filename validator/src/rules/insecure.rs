@@ -17,6 +17,7 @@
 use super::{Ctx, Rule, Scope};
 use crate::finding::{Finding, Severity};
 use crate::graph::{Graph, Object};
+use crate::router;
 use crate::stack::{ChartRef, Release};
 use serde_json::Value;
 
@@ -251,15 +252,14 @@ fn insecure_setting(name: &str, value: &Value) -> Option<&'static str> {
     None
 }
 
-/// The command line of a container: `command` then `args`. An entry holding several words (a
-/// `sh -c` script, `"--flag value"`) is split on whitespace with quotes and shell punctuation
-/// stripped.
+/// The command line of a container (`crate::router::command_line`). An entry holding several
+/// words (a `sh -c` script, `"--flag value"`) is split on whitespace with quotes and shell
+/// punctuation stripped. Broader than `crate::router::parse_flags` on purpose (every element, any
+/// scalar, `-flag` too): this hunts any client's insecure switch, not the router's contract.
 fn cmdline(c: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    for key in ["command", "args"] {
-        for a in c.get(key).and_then(Value::as_array).into_iter().flatten() {
-            push_words(&scalar_text(a), &mut out);
-        }
+    for a in router::command_line(c) {
+        push_words(&scalar_text(a), &mut out);
     }
     out
 }
@@ -813,6 +813,9 @@ fn is_vault_addr_env(name: &str) -> bool {
 }
 
 fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
+    // The router's dial flag in any spelling (`--grpc-pylon-dial-addr`, `-grpc_pylon_dial_addr`,
+    // `GRPC_PYLON_DIAL_ADDR`): `grpcpylondialaddr`.
+    let grpc_dial = norm(router::GRPC_PYLON_DIAL_ADDR);
     let mut out = Vec::new();
     for obj in rendered(ctx.graph) {
         match (obj.group(), obj.kind.as_str()) {
@@ -832,7 +835,7 @@ fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
         for (list, c) in obj.containers() {
             let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
             for f in flag_uses(&cmdline(c)) {
-                if f.name == "grpcpylondialaddr" {
+                if f.name == grpc_dial {
                     let v = f.value().unwrap_or_default();
                     if !is_https(v) {
                         out.push(dial_addr_finding(obj, &f.flag, &who, v));
@@ -853,7 +856,7 @@ fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                         object_at(PLAINTEXT_ENDPOINT, obj, &needle, format!("{who} sets `{name}={text}`{via}: OpenBao/Vault is reached over plain HTTP"))
                             .with_help(format!("set `{name}` to the https:// address of the OpenBao listener and give the client its CA (BAO_CACERT/VAULT_CACERT)")),
                     );
-                } else if norm(&name).ends_with("grpcpylondialaddr") && !is_https(&text) {
+                } else if norm(&name).ends_with(&grpc_dial) && !is_https(&text) {
                     out.push(dial_addr_finding(obj, &needle, &who, &text));
                 } else if norm(&name).ends_with("localconfig") && disables_tls(&text) {
                     out.push(

@@ -4,7 +4,8 @@
 //! go through the same strict parser as `nvcf-validate fingerprint` and `cert verify`.
 //!
 //! Shared model, built per check from the graph:
-//! - `Router`: a workload container that passes the router's contract flags.
+//! - `RouterWorkload` (`crate::router`): a workload container that passes the router's contract
+//!   flags.
 //! - `Identity`: what a TLS Secret will hold — the cert-manager Certificate that writes it (names
 //!   on paper) or a public chain given in a Secret's `tls.crt` (a real certificate). Unknown
 //!   Secrets (customer-created, no chain given) yield no identity and no finding.
@@ -13,6 +14,10 @@ use super::{Ctx, Rule, Scope};
 use crate::finding::{Finding, Severity};
 use crate::graph::{Graph, Object};
 use crate::pki::{self, names, CertInfo};
+use crate::router::{
+    routers, RouterWorkload, ADVERTISED_HOSTNAME_TEMPLATE as F_TEMPLATE, GRPC_PYLON_DIAL_ADDR as F_GRPC_DIAL,
+    TLS_CERT_PATH as F_CERT, TLS_KEY_PATH as F_KEY,
+};
 use rustls_pki_types::CertificateDer;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -24,20 +29,6 @@ const FP_ANNOTATION: &str = "nvcf.io/trust-bundle-fingerprint";
 const TRUST_BUNDLE: &str = "nvcf-trust-bundle";
 const WORKER_PROFILE: &str = "nvcf-worker-profile";
 const ROLE_CONFIGMAP: &str = "openbao-pki-role";
-
-const F_TEMPLATE: &str = "--advertised-hostname-template";
-const F_GRPC_DIAL: &str = "--grpc-pylon-dial-addr";
-const F_QUIC_DIAL: &str = "--reverse-tunnel-pylon-dial-addr";
-const F_CERT: &str = "--tls-cert-path";
-const F_KEY: &str = "--tls-key-path";
-const ROUTER_FLAGS: &[&str] = &[
-    F_TEMPLATE,
-    F_GRPC_DIAL,
-    F_QUIC_DIAL,
-    F_CERT,
-    F_KEY,
-    "--reverse-tunnel-listen-addr",
-];
 
 pub static RULES: &[Rule] = &[
     Rule {
@@ -196,79 +187,6 @@ fn is_workload(o: &Object) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Router workloads and their flags
-
-struct Router<'a> {
-    obj: &'a Object,
-    container: &'a Value,
-    flags: Vec<(String, Option<String>)>,
-}
-
-impl Router<'_> {
-    /// The value of a flag; `Some("")` for a flag given without a value.
-    fn flag(&self, name: &str) -> Option<&str> {
-        self.flags
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_deref().unwrap_or(""))
-    }
-
-    fn describe(&self) -> String {
-        let c = self.container.get("name").and_then(Value::as_str).unwrap_or("?");
-        format!("{} (container {c})", self.obj.display())
-    }
-}
-
-/// Flags of a container from `command` + `args`, in `--flag=value` and `--flag value` forms
-/// (elements holding several words, as in `sh -c`, are split on whitespace).
-fn parse_flags(container: &Value) -> Vec<(String, Option<String>)> {
-    let mut tokens: Vec<String> = Vec::new();
-    for list in ["command", "args"] {
-        for t in items(container, &format!("/{list}")).filter_map(Value::as_str) {
-            if t.contains(char::is_whitespace) && t.contains("--") {
-                tokens.extend(t.split_whitespace().map(str::to_string));
-            } else {
-                tokens.push(t.to_string());
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < tokens.len() {
-        let t = &tokens[i];
-        if t.starts_with("--") {
-            if let Some((n, v)) = t.split_once('=') {
-                out.push((n.to_string(), Some(v.to_string())));
-            } else if tokens.get(i + 1).is_some_and(|n| !n.starts_with('-')) {
-                out.push((t.clone(), Some(tokens[i + 1].clone())));
-                i += 1;
-            } else {
-                out.push((t.clone(), None));
-            }
-        }
-        i += 1;
-    }
-    out
-}
-
-fn routers(g: &Graph) -> Vec<Router<'_>> {
-    let mut out = Vec::new();
-    for obj in g.objects.iter().filter(|o| is_workload(o)) {
-        for (_, c) in obj.containers() {
-            let flags = parse_flags(c);
-            if flags.iter().any(|(n, _)| ROUTER_FLAGS.contains(&n.as_str())) {
-                out.push(Router {
-                    obj,
-                    container: c,
-                    flags,
-                });
-            }
-        }
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------------
 // Volumes and mounts
 
 struct Mount<'a> {
@@ -354,7 +272,7 @@ fn secret_key_at(vol: &Value, rel: &str) -> Option<(String, String)> {
 }
 
 /// The Secret the router's certificate comes from: the Secret behind `--tls-cert-path`.
-fn router_tls_secret(r: &Router) -> Option<String> {
+fn router_tls_secret(r: &RouterWorkload) -> Option<String> {
     let pod = r.obj.pod_spec()?;
     let path = r.flag(F_CERT).filter(|p| !p.is_empty())?;
     let m = mount_for(pod, r.container, path)?;
@@ -637,7 +555,7 @@ fn listener_names(g: &Graph, gw: &Object, l: &Value) -> Vec<String> {
 }
 
 /// QUIC: every expansion of the advertised hostname template against the router's certificate.
-fn check_advertised(g: &Graph, r: &Router) -> Vec<Finding> {
+fn check_advertised(g: &Graph, r: &RouterWorkload) -> Vec<Finding> {
     let Some(template) = r.flag(F_TEMPLATE).filter(|t| !t.is_empty()) else {
         return Vec::new();
     };
@@ -805,7 +723,7 @@ fn grpc_terminator<'a>(g: &'a Graph, host: &str) -> Terminator<'a> {
 }
 
 /// gRPC: the dial host against whoever terminates TLS for it.
-fn check_grpc_dial(g: &Graph, r: &Router, judged: &BTreeSet<(String, String, String)>) -> Vec<Finding> {
+fn check_grpc_dial(g: &Graph, r: &RouterWorkload, judged: &BTreeSet<(String, String, String)>) -> Vec<Finding> {
     let Some(addr) = r.flag(F_GRPC_DIAL) else {
         return Vec::new();
     };
@@ -1607,7 +1525,7 @@ fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
     for obj in g.objects.iter().filter(|o| is_workload(o)) {
         let Some(pod) = obj.pod_spec() else { continue };
         let mut tls = tls_secrets(g, ns_of(obj));
-        let mine: Vec<&Router> = all_routers.iter().filter(|r| std::ptr::eq(r.obj, obj)).collect();
+        let mine: Vec<&RouterWorkload> = all_routers.iter().filter(|r| std::ptr::eq(r.obj, obj)).collect();
         tls.extend(mine.iter().filter_map(|r| router_tls_secret(r)));
         if tls.is_empty() {
             continue;

@@ -6,6 +6,7 @@ use super::*;
 use crate::finding::Severity;
 use crate::pki::testcerts;
 use crate::policy::Policy;
+use crate::router::parse_flags;
 use crate::testutil;
 use std::path::PathBuf;
 use time::macros::datetime;

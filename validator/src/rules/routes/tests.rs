@@ -500,3 +500,27 @@ fn snapshot_backend_and_version() {
     f.extend(run(&fixture("fires-gateway-api-version-udproute-v1alpha2.yaml")));
     insta::assert_json_snapshot!("backend_and_version", f);
 }
+
+#[test]
+fn worker_contract_reads_app_containers_of_statefulsets_and_deployments() {
+    let doc = |kind: &str, list: &str| {
+        format!(
+            "apiVersion: apps/v1\nkind: {kind}\nmetadata: {{name: request-router, namespace: nvcf}}\nspec:\n  \
+             template:\n    spec:\n      {list}:\n        - name: router\n          \
+             args: [\"--grpc-pylon-dial-addr=grpc.nvcf.example.com:443\"]\n"
+        )
+    };
+    let count = |kind: &str, list: &str| of(&run(&doc(kind, list)), "worker-routes-complete").len();
+    assert_eq!(count("Deployment", "containers"), 1);
+    assert_eq!(count("StatefulSet", "containers"), 1);
+    assert_eq!(
+        count("Deployment", "initContainers"),
+        0,
+        "init containers are not judged"
+    );
+    assert_eq!(
+        count("DaemonSet", "containers"),
+        0,
+        "only StatefulSets and Deployments are judged"
+    );
+}

@@ -6,11 +6,9 @@ use super::gateway::{attach, listeners, parent_refs, pattern_matches, route_host
 use super::{finding_at, ns_of, routes, str_of, GW_GROUP};
 use crate::finding::Finding;
 use crate::graph::{Graph, Object};
+use crate::router::{self, RouterWorkload};
 use serde_json::Value;
 use std::net::IpAddr;
-
-pub const GRPC_DIAL_FLAG: &str = "--grpc-pylon-dial-addr";
-pub const QUIC_DIAL_FLAG: &str = "--reverse-tunnel-pylon-dial-addr";
 
 /// One of the two worker legs.
 struct Leg {
@@ -27,8 +25,8 @@ struct Leg {
 
 const GRPC: Leg = Leg {
     label: "gRPC",
-    dial_flag: GRPC_DIAL_FLAG,
-    listen_flag: "--listen-addr",
+    dial_flag: router::GRPC_PYLON_DIAL_ADDR,
+    listen_flag: router::LISTEN_ADDR,
     default_listen_port: 50071,
     listener_protocol: "HTTPS",
     route_kinds: &["GRPCRoute", "HTTPRoute"],
@@ -38,8 +36,8 @@ const GRPC: Leg = Leg {
 
 const QUIC: Leg = Leg {
     label: "QUIC",
-    dial_flag: QUIC_DIAL_FLAG,
-    listen_flag: "--reverse-tunnel-listen-addr",
+    dial_flag: router::REVERSE_TUNNEL_PYLON_DIAL_ADDR,
+    listen_flag: router::REVERSE_TUNNEL_LISTEN_ADDR,
     default_listen_port: 50072,
     listener_protocol: "UDP",
     route_kinds: &["UDPRoute"],
@@ -47,18 +45,8 @@ const QUIC: Leg = Leg {
     check_host: false,
 };
 
-/// A router workload: a StatefulSet/Deployment whose container args carry a pylon dial address.
-struct Router<'a> {
-    obj: &'a Object,
-    container: &'a Value,
-    args: Vec<&'a str>,
-}
-
-impl Router<'_> {
-    fn flag(&self, name: &str) -> Option<&str> {
-        flag_value(&self.args, name)
-    }
-
+/// What this rule asks of a router container (`crate::router`), beside its flags.
+impl RouterWorkload<'_> {
     fn listen_port(&self, leg: &Leg) -> u64 {
         self.flag(leg.listen_flag)
             .and_then(|a| parse_addr(a).port)
@@ -107,44 +95,13 @@ impl Router<'_> {
     }
 }
 
-fn routers(graph: &Graph) -> Vec<Router<'_>> {
-    let mut out = Vec::new();
-    for obj in graph
-        .objects
-        .iter()
-        .filter(|o| matches!(o.kind.as_str(), "StatefulSet" | "Deployment") && !o.prov.external)
-    {
-        for (list, c) in obj.containers() {
-            if list != "containers" {
-                continue;
-            }
-            let args: Vec<&str> = ["command", "args"]
-                .iter()
-                .filter_map(|k| c.get(*k).and_then(Value::as_array))
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            if flag_value(&args, GRPC_DIAL_FLAG).is_some() || flag_value(&args, QUIC_DIAL_FLAG).is_some() {
-                out.push(Router {
-                    obj,
-                    container: c,
-                    args,
-                });
-            }
-        }
-    }
-    out
-}
-
-/// `--flag=value` or `--flag value`.
-fn flag_value<'a>(args: &[&'a str], flag: &str) -> Option<&'a str> {
-    args.iter().enumerate().find_map(|(i, a)| {
-        if *a == flag {
-            args.get(i + 1).copied()
-        } else {
-            a.strip_prefix(flag).and_then(|rest| rest.strip_prefix('='))
-        }
-    })
+/// The routers this rule judges: the app containers (`containers`, not init or ephemeral ones) of
+/// StatefulSets and Deployments, the kinds whose pod labels a Service selects at
+/// `spec.template.metadata.labels`. Containers without a dial flag yield no leg in `check`.
+fn routers(graph: &Graph) -> impl Iterator<Item = RouterWorkload<'_>> {
+    router::routers(graph)
+        .into_iter()
+        .filter(|r| matches!(r.obj.kind.as_str(), "StatefulSet" | "Deployment") && r.list == "containers")
 }
 
 /// A dial or listen address: `[scheme://]host[:port][/path]`.
@@ -219,7 +176,7 @@ pub fn check(graph: &Graph) -> Vec<Finding> {
     out
 }
 
-fn check_leg(graph: &Graph, router: &Router<'_>, leg: &Leg, raw: &str) -> Option<Finding> {
+fn check_leg(graph: &Graph, router: &RouterWorkload<'_>, leg: &Leg, raw: &str) -> Option<Finding> {
     let dial = parse_addr(raw);
     if in_cluster(graph, &dial.host) {
         return None;
@@ -326,7 +283,7 @@ fn check_leg(graph: &Graph, router: &Router<'_>, leg: &Leg, raw: &str) -> Option
 /// A route of the leg's kinds is Accepted on listener `l` of `gw` and reaches the router.
 fn carrying_route(
     graph: &Graph,
-    router: &Router<'_>,
+    router: &RouterWorkload<'_>,
     leg: &Leg,
     gw: &Object,
     l: &Listener<'_>,
