@@ -47,9 +47,6 @@ pub struct EnvReport {
 pub struct Report {
     pub environments: Vec<EnvReport>,
     pub findings: Vec<Finding>,
-    pub policy_file: Option<String>,
-    pub cache_hits: usize,
-    pub cache_misses: usize,
 }
 
 impl Report {
@@ -102,9 +99,12 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
     let overrides = Overrides::new(&policy, &args.deny, &args.warn, &args.allow)?;
     let now = args.now.unwrap_or_else(time::OffsetDateTime::now_utc);
 
-    let (mut findings, environments, hits, misses) = match &args.manifests {
+    let (mut findings, environments) = match &args.manifests {
         Some(path) => {
             let docs = read_manifests(path, "")?;
+            if docs.is_empty() {
+                bail!("--manifests {path}: no Kubernetes objects to validate (empty input)");
+            }
             let graph = build_graph("", docs, &policy, None);
             let ctx = Ctx {
                 environment: "",
@@ -122,28 +122,40 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
                 objects: graph.objects.iter().filter(|o| !o.prov.external).count(),
                 render_error: None,
             };
-            (f, vec![env], 0, 0)
+            (f, vec![env])
         }
         None => {
             let opts = Options {
                 offline: args.offline,
                 chart_mirror: args.chart_mirror.clone(),
             };
-            let (stack, renders, stats) =
+            let (stack, renders) =
                 render::render_stack(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;
-            let (f, envs) = check_stack(&stack, renders, &policy, now)?;
-            (f, envs, stats.cache_hits, stats.cache_misses)
+            check_stack(&stack, renders, &policy, now)?
         }
     };
     findings = sink::apply(findings, &policy, &overrides, now.date());
+    // A render failure is a finding's consequence only while an unwaived error of a state rule
+    // stands in that environment (after -A/-W, severities and waivers); otherwise the gate could
+    // not validate the environment and says so.
+    for env in &environments {
+        if let Some(err) = &env.render_error {
+            let explained = findings.iter().any(|f| {
+                f.environment.as_deref() == Some(env.name.as_str())
+                    && f.waived.is_none()
+                    && f.sev() == Severity::Error
+                    && rules::find(f.rule).is_some_and(|r| r.scope != Scope::Objects)
+            });
+            if !explained {
+                bail!(
+                    "environment {}: helmfile could not render the stack, and no standing state finding explains why:\n{err}",
+                    env.name
+                );
+            }
+        }
+    }
     sort_findings(&mut findings, &environments);
-    Ok(Report {
-        environments,
-        findings,
-        policy_file: policy.file.clone(),
-        cache_hits: hits,
-        cache_misses: misses,
-    })
+    Ok(Report { environments, findings })
 }
 
 /// Run the state rules and object rules of every rendered environment.
@@ -173,18 +185,9 @@ fn check_stack(
             status: &status,
             now,
         };
-        let state_findings = rules::run(&ctx, Scope::State);
-        if let Some(err) = &render_error {
-            let explained = state_findings.iter().any(|f| f.sev() == Severity::Error);
-            if !explained {
-                bail!(
-                    "environment {}: helmfile could not render the stack, and no state rule explains why:\n{err}",
-                    state.name
-                );
-            }
-            findings.extend(state_findings);
-        } else {
-            findings.extend(state_findings);
+        // Whether state findings explain a render failure is decided after the sink (`check`).
+        findings.extend(rules::run(&ctx, Scope::State));
+        if render_error.is_none() {
             findings.extend(rules::run(&ctx, Scope::Objects));
         }
         envs.push(EnvReport {

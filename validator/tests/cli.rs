@@ -252,6 +252,93 @@ fn templated_chart_references_render_like_plain_ones() {
 }
 
 #[test]
+fn a_local_release_named_like_a_remote_one_is_rendered() {
+    // Releases are picked for helmfile template by name and namespace: leaving the remote
+    // `upstream/upstream` out must not leave out a local `other/upstream`.
+    let d = stack_copy();
+    let state = d.path().join("helmfile.yaml.gotmpl");
+    let text = std::fs::read_to_string(&state).unwrap();
+    std::fs::write(
+        &state,
+        format!("{text}  - name: upstream\n    namespace: other\n    chart: ./charts/app\n"),
+    )
+    .unwrap();
+    let r = check(d.path(), &["--format", "json", "-e", "default"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let report = json(&r.stdout);
+    let rels = report["environments"][0]["releases"].as_array().unwrap();
+    let local = rels
+        .iter()
+        .find(|r| r["name"] == "upstream" && r["namespace"] == "other")
+        .unwrap();
+    assert_eq!(local["rendered"], true, "{local}");
+    assert_eq!(local["objects"], 2, "{local}");
+    let remote = rels
+        .iter()
+        .find(|r| r["name"] == "upstream" && r["namespace"] == "upstream")
+        .unwrap();
+    assert_eq!(remote["rendered"], false, "{remote}");
+    let errors = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["release"] == "other/upstream")
+        .count();
+    assert_eq!(errors, 1, "the local release's unpinned image is found");
+}
+
+#[test]
+fn a_render_failure_is_exit_2_once_its_explanation_is_waived_away() {
+    // helmfile refuses a dangling need; the state rule that explains it makes the run exit 1.
+    // Allowing that rule leaves an environment nothing validated: exit 2, never a pass.
+    let stack = repo().join("validator/tests/stacks/fires-needs-resolvable-dangling");
+    let cache = tempfile::tempdir().unwrap();
+    let env = [("XDG_CACHE_HOME", cache.path().to_str().unwrap())];
+    let r = run(&stack, &["check", "--offline"], &env);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let r = run(&stack, &["check", "--offline", "-A", "needs-resolvable"], &env);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("could not render"), "{}", r.stderr);
+}
+
+#[test]
+fn rendered_lists_are_expanded_and_non_objects_refused() {
+    let d = stack_copy();
+    std::fs::write(
+        d.path().join("charts/app/templates/list.yaml"),
+        "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: hidden}\n    spec:\n      template:\n        spec:\n          containers: [{name: c, image: \"registry.example.com/hidden:latest\"}]\n",
+    )
+    .unwrap();
+    let r = check(d.path(), &["--format", "json", "-e", "default"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let report = json(&r.stdout);
+    let hidden = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["object"]["name"] == "hidden" && f["rule"] == "image-pinned");
+    assert!(hidden, "an object inside a List is judged: {}", r.stdout);
+
+    std::fs::write(d.path().join("charts/app/templates/list.yaml"), "just: data\n").unwrap();
+    let r = check(d.path(), &["-e", "default"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("not a Kubernetes object") && r.stderr.contains("charts/app/templates/list.yaml"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn empty_manifests_are_not_a_pass() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(d.path().join("empty.yaml"), "# nothing here\n").unwrap();
+    let r = run(d.path(), &["check", "--manifests", "empty.yaml"], &[]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(r.stderr.contains("no Kubernetes objects"), "{}", r.stderr);
+}
+
+#[test]
 fn selected_environment_only() {
     let d = stack_copy();
     let r = check(d.path(), &["--environment", "prod", "--format", "json"]);

@@ -7,7 +7,7 @@
 //! 3. Remote charts are pulled (or taken from `--chart-mirror`), checked against the lock's
 //!    sha256 and rendered with `helm template <tarball>` and the values helmfile computed.
 
-use super::manifests::{parse_rendered_file, template_line, RenderedDoc};
+use super::manifests::{objects_of, parse_rendered_file, template_line, RenderedDoc};
 use super::tools::{run, Tools};
 use super::{MirrorCheck, ReleaseStatus};
 use crate::graph::Provenance;
@@ -141,20 +141,27 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: 
     })
 }
 
-/// Names of the releases whose charts the state's text declares as remote (not a local
-/// directory), which `helmfile template` must leave out.
-fn predicted_remote(entry: &Path, root: &Path) -> Vec<String> {
-    let mut names: Vec<String> = load::scan_releases(entry)
+/// The releases whose charts the state's text declares as local directories: what `helmfile
+/// template` renders (it is never asked to render remote charts).
+fn predicted_local(entry: &Path, root: &Path) -> Vec<Selection> {
+    let mut sel: Vec<Selection> = load::scan_releases(entry)
         .into_iter()
         .filter(|s| {
             let dir = s.file.parent().unwrap_or(root);
-            s.oci || !matches!(load::classify_chart(&s.chart, dir, root, &[]), ChartRef::Local { .. })
+            !s.oci && matches!(load::classify_chart(&s.chart, dir, root, &[]), ChartRef::Local { .. })
         })
-        .map(|s| s.name)
+        .map(|s| (s.name, s.namespace))
         .collect();
-    names.sort();
-    names.dedup();
-    names
+    sel.sort();
+    sel.dedup();
+    sel
+}
+
+/// A release picked for `helmfile template`: name and, when known, namespace.
+type Selection = (String, Option<String>);
+
+fn selects(sel: &Selection, r: &Release) -> bool {
+    r.name == sel.0 && sel.1.as_ref().is_none_or(|ns| *ns == r.namespace)
 }
 
 /// `helm pull` the exact chart version into `dir` and return the tarball.
@@ -240,11 +247,12 @@ pub fn render_env(
     // leaving out the remote releases the state's text declares. Once the state is known the
     // guess is checked, and the template run again if it rendered or skipped the wrong releases.
     let speculated_dir = work.path().join("speculated");
+    let skip_deps = opts.offline || opts.chart_mirror.is_some();
     let (loaded, speculated) = if prebuilt.is_none() {
-        let predicted = predicted_remote(entry, root);
+        let predicted = predicted_local(entry, root);
         std::thread::scope(|s| {
             let t = s.spawn(|| {
-                let res = template(tools, entry, environment, &speculated_dir, &predicted, opts.offline);
+                let res = template(tools, entry, environment, &speculated_dir, &predicted, skip_deps);
                 (predicted.clone(), res)
             });
             let loaded = load_state(tools, entry, root, environment, None);
@@ -253,7 +261,7 @@ pub fn render_env(
     } else {
         (load_state(tools, entry, root, environment, prebuilt), None)
     };
-    let (_docs, state, oci_excluded) = loaded?;
+    let (_docs, state, _oci_excluded) = loaded?;
     let pull_dir = work.path().join("pulled");
     let plans: Vec<Plan> = state
         .releases
@@ -265,37 +273,37 @@ pub fn render_env(
 
     // Releases to leave out of `helmfile template` (by name; helmfile selectors AND within one
     // --selector).
-    let mut excluded: Vec<String> = state
+    // What helmfile renders: the installed releases with local charts, picked by name and
+    // namespace (a remote release of the same name elsewhere is never swept along).
+    let local: Vec<&Release> = state
         .releases
         .iter()
         .zip(&plans)
-        .filter(|(r, p)| r.installed && !matches!(p, Plan::Helmfile))
-        .map(|(r, _)| r.name.clone())
+        .filter(|(r, p)| r.installed && matches!(p, Plan::Helmfile))
+        .map(|(r, _)| r)
         .collect();
-    excluded.extend(oci_excluded.iter().cloned());
-    let any_helmfile = plans.iter().any(|p| matches!(p, Plan::Helmfile));
-
-    let rendered_locally: Vec<&str> = state
-        .releases
+    let wanted: Vec<Selection> = local
         .iter()
-        .zip(&plans)
-        .filter(|(_, p)| matches!(p, Plan::Helmfile))
-        .map(|(r, _)| r.name.as_str())
+        .map(|r| (r.name.clone(), Some(r.namespace.clone())))
         .collect();
     let (out_dir, template_res) = match speculated {
-        // The guess left out exactly what must be left out and nothing we render.
+        // The early run picked exactly the releases to render locally.
         Some((predicted, res))
-            if excluded.iter().all(|e| predicted.contains(e))
-                && !rendered_locally.iter().any(|n| predicted.iter().any(|p| p == n)) =>
+            if state
+                .releases
+                .iter()
+                .filter(|r| r.installed)
+                .all(|r| predicted.iter().any(|p| selects(p, r)) == local.iter().any(|l| std::ptr::eq(*l, r))) =>
         {
             (speculated_dir, res)
         }
-        _ if any_helmfile => {
-            let res = template(tools, entry, environment, &out_dir, &excluded, opts.offline);
+        _ if !wanted.is_empty() => {
+            let res = template(tools, entry, environment, &out_dir, &wanted, skip_deps);
             (out_dir, res)
         }
         _ => (out_dir, Ok(())),
     };
+    let any_helmfile = !wanted.is_empty();
     let mut render_error = template_res.err().map(|e| format!("{e:#}"));
     let mut docs = Vec::new();
     let mut counts: HashMap<(String, String), usize> = HashMap::new();
@@ -383,28 +391,37 @@ fn template(
     entry: &Path,
     environment: &str,
     out: &Path,
-    excluded: &[String],
-    offline: bool,
+    select: &[Selection],
+    skip_deps: bool,
 ) -> Result<()> {
-    let mut cmd = tools.helmfile(entry, environment);
-    if let Some(sel) = load::exclude_selector(excluded) {
-        cmd.arg("--selector").arg(sel).arg("--allow-no-matching-release");
+    if select.is_empty() {
+        return Ok(());
     }
+    let mut cmd = tools.helmfile(entry, environment);
+    // Several --selector flags are ORed; within one, conditions are ANDed.
+    for (name, ns) in select {
+        let sel = match ns {
+            Some(ns) => format!("name={name},namespace={ns}"),
+            None => format!("name={name}"),
+        };
+        cmd.arg("--selector").arg(sel);
+    }
+    cmd.arg("--allow-no-matching-release");
     cmd.arg("template")
         .arg("--include-crds")
         .arg("--output-dir")
         .arg(out)
         .arg("--output-dir-template")
         .arg("{{ .OutputDir }}/{{ .State.AbsPathSHA1 }}/{{ .Release.Namespace }}__{{ .Release.Name }}");
-    if offline {
+    if skip_deps {
         cmd.arg("--skip-deps");
     }
     let what = format!("helmfile template (environment {environment})");
     run(&mut cmd, &what).map(|_| ()).map_err(|e| {
-        if offline {
+        if skip_deps {
             e
         } else {
-            e.context("rendering needs every chart: without network access run with --offline (remote charts are then reported as pinned but not rendered) or --chart-mirror DIR")
+            e.context("helmfile template adds the state's repositories and builds chart dependencies: without network access run with --offline or --chart-mirror DIR")
         }
     })
 }
@@ -493,9 +510,16 @@ fn push_docs(
     let mut per_kind: HashMap<String, usize> = HashMap::new();
     let mut n = 0;
     let shared: Option<std::sync::Arc<str>> = template_src.as_deref().map(Into::into);
-    for d in parsed {
-        let kind = d
-            .value
+    let expanded = parsed.into_iter().map(|d| {
+        let what = format!("{file} (release {}, environment {environment})", r.id());
+        objects_of(d.value, &what, d.index, d.line).map(|items| items.into_iter().map(move |v| (v, d.index, d.line)))
+    });
+    let mut all = Vec::new();
+    for items in expanded {
+        all.extend(items?);
+    }
+    for (value, index, doc_line) in all {
+        let kind = value
             .get("kind")
             .and_then(Value::as_str)
             .unwrap_or_default()
@@ -504,17 +528,17 @@ fn push_docs(
         let line = template_src
             .as_deref()
             .map(|t| template_line(t, &kind, *nth))
-            .or(Some(d.line));
+            .or(Some(doc_line));
         *nth += 1;
         docs.push(RenderedDoc {
-            body: d.value,
+            body: value,
             default_namespace: Some(r.namespace.clone()),
             prov: Provenance {
                 environment: environment.to_string(),
                 release: Some(r.id()),
                 chart: Some(r.chart.clone()),
                 file: Some(file.clone()),
-                doc_index: d.index,
+                doc_index: index,
                 line,
                 template_text: shared.clone(),
                 external: false,

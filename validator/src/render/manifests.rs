@@ -43,6 +43,29 @@ pub fn template_line(template: &str, kind: &str, nth: usize) -> usize {
     matches[nth.min(matches.len() - 1)]
 }
 
+/// The Kubernetes objects of one document: the document itself, or the items of a `List` (any
+/// kind ending in `List` with `items`). Anything that is not an object with apiVersion, kind and
+/// metadata.name is an error: the gate does not skip what it cannot judge.
+pub fn objects_of(doc: Value, file: &str, index: usize, line: usize) -> Result<Vec<Value>> {
+    let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
+    let items = if kind.ends_with("List") && doc.get("items").is_some_and(Value::is_array) {
+        doc.get("items").and_then(Value::as_array).cloned().unwrap_or_default()
+    } else {
+        vec![doc]
+    };
+    for body in &items {
+        let ok = body.get("apiVersion").is_some_and(Value::is_string)
+            && body.get("kind").is_some_and(Value::is_string)
+            && body.pointer("/metadata/name").is_some_and(Value::is_string);
+        if !ok {
+            bail!(
+                "{file}: document {index} (line {line}) is not a Kubernetes object: it needs apiVersion, kind and metadata.name"
+            );
+        }
+    }
+    Ok(items)
+}
+
 /// Read `--manifests PATH|-`: a file, a directory (every `.yaml`/`.yml`/`.json` file below it,
 /// sorted), or standard input.
 pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>> {
@@ -87,19 +110,7 @@ pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>>
         let docs = crate::yaml::documents(&text).with_context(|| format!("{file}: not valid YAML"))?;
         let shared: std::sync::Arc<str> = text.as_str().into();
         for d in docs {
-            let items = match d.value.get("kind").and_then(Value::as_str) {
-                Some("List") => d
-                    .value
-                    .get("items")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-                _ => vec![d.value],
-            };
-            for body in items {
-                if body.get("kind").is_none() || body.pointer("/metadata/name").is_none() {
-                    bail!("{file}: document {} (line {}) is not a Kubernetes object: it needs apiVersion, kind and metadata.name", d.index, d.line);
-                }
+            for body in objects_of(d.value, &file, d.index, d.line)? {
                 out.push(RenderedDoc {
                     body,
                     default_namespace: None,

@@ -56,13 +56,6 @@ use helmfile::{EnvRender, Options};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// How the render went, for reports and the progress line.
-#[derive(Debug, Clone, Default)]
-pub struct RenderStats {
-    pub cache_hits: usize,
-    pub cache_misses: usize,
-}
-
 /// Resolve `--file`: a state file, or a directory holding `helmfile.yaml[.gotmpl]`.
 pub fn resolve_entry(file: &Path) -> Result<PathBuf> {
     let p = if file.is_dir() {
@@ -95,7 +88,7 @@ pub fn render_stack(
     opts: &Options,
     use_cache: bool,
     progress: bool,
-) -> Result<(Stack, Vec<EnvRender>, RenderStats)> {
+) -> Result<(Stack, Vec<EnvRender>)> {
     let entry = resolve_entry(file)?;
     let root = entry
         .parent()
@@ -123,7 +116,6 @@ pub fn render_stack(
             .map_err(|e| anyhow::anyhow!(e))
     };
 
-    let mut stats = RenderStats::default();
     let names_key = cache::key(&[&tree, &entry_rel, "environments"]);
     // The environments: read from the entry state's text when it declares them plainly (saves a
     // helmfile run); otherwise from a `helmfile build` of `default`, which is then kept for
@@ -161,7 +153,13 @@ pub fn render_stack(
                 );
             }
         }
-        selected.to_vec()
+        let mut v: Vec<String> = Vec::new();
+        for e in selected {
+            if !v.contains(e) {
+                v.push(e.clone());
+            }
+        }
+        v
     };
 
     let results: Vec<Result<(EnvRender, bool)>> = std::thread::scope(|s| {
@@ -207,22 +205,10 @@ pub fn render_stack(
     });
     let mut renders = Vec::new();
     for r in results {
-        let (r, hit) = r?;
-        if hit {
-            stats.cache_hits += 1;
-        } else {
-            stats.cache_misses += 1;
-        }
-        renders.push(r);
+        renders.push(r?.0);
     }
-    let stack = Stack {
-        root,
-        entry,
-        environment_names: names,
-        environments: renders.iter().map(|r| r.state.clone()).collect(),
-        lock,
-    };
-    Ok((stack, renders, stats))
+    let stack = Stack { root, entry, lock };
+    Ok((stack, renders))
 }
 
 fn mirror_fingerprint(dir: &Path) -> Result<String> {

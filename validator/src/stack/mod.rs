@@ -10,25 +10,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::path::PathBuf;
 
-/// Everything the state says, for every environment.
+/// What every environment shares: where the state lives and the chart lock. Each environment's
+/// resolved state is an `EnvState` (rules get their own as `Ctx::state`).
 #[derive(Debug, Clone, Default)]
 pub struct Stack {
     /// Directory of the entry state file; repository-relative paths are relative to it.
     pub root: PathBuf,
     /// The entry state file (e.g. `helmfile.yaml`).
     pub entry: PathBuf,
-    /// Environment names declared by the entry state, in declaration order.
-    pub environment_names: Vec<String>,
-    /// The resolved state of each environment that was loaded.
-    pub environments: Vec<EnvState>,
     /// The chart lock (`charts.lock.yaml` beside the entry state), empty when absent.
     pub lock: ChartLock,
-}
-
-impl Stack {
-    pub fn env(&self, name: &str) -> Option<&EnvState> {
-        self.environments.iter().find(|e| e.name == name)
-    }
 }
 
 /// One environment's resolved state across all state files (`helmfiles:` included).
