@@ -336,7 +336,7 @@ fn list_item_lines(text: &str, key: &str) -> Vec<usize> {
         if ind == 0 && !line.starts_with("- ") {
             break;
         }
-        if line.trim_start().starts_with("- ") && indent.map_or(true, |x| x == ind) {
+        if line.trim_start().starts_with("- ") && indent.is_none_or(|x| x == ind) {
             indent = Some(ind);
             out.push(i + 1);
         }

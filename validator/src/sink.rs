@@ -128,7 +128,7 @@ fn matches(w: &Waiver, f: &Finding) -> bool {
         return false;
     }
     let t = &w.target;
-    let eq = |want: &Option<String>, got: Option<&str>| want.as_deref().map_or(true, |w| Some(w) == got);
+    let eq = |want: &Option<String>, got: Option<&str>| want.as_deref().is_none_or(|w| Some(w) == got);
     eq(&t.environment, f.environment.as_deref())
         && eq(&t.release, f.release.as_deref())
         && eq(&t.kind, f.object.as_ref().map(|o| o.kind.as_str()))

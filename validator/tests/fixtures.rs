@@ -90,7 +90,7 @@ fn every_fixture_fires_or_stays_silent_and_every_rule_has_both() {
             p.extension().is_some_and(|x| x == "yaml")
                 && p.parent()
                     .and_then(|d| d.file_name())
-                    .map_or(true, |n| n != "policy" && n != "certs")
+                    .is_none_or(|n| n != "policy" && n != "certs")
         })
         .collect();
     files.sort();

@@ -454,7 +454,7 @@ fn collect_output(
             let release = state
                 .releases
                 .iter()
-                .find(|r| r.namespace == ns && r.name == name && state_file.map_or(true, |f| &r.file == f))
+                .find(|r| r.namespace == ns && r.name == name && state_file.is_none_or(|f| &r.file == f))
                 .or_else(|| state.releases.iter().find(|r| r.namespace == ns && r.name == name));
             let Some(release) = release else {
                 bail!("helmfile rendered release {ns}/{name}, which `helmfile build` did not list")

@@ -705,7 +705,7 @@ fn grpc_terminator<'a>(g: &'a Graph, host: &str) -> Terminator<'a> {
                     None => 0,
                 };
                 carried = true;
-                if best.map_or(true, |(r, _, _)| rank > r) {
+                if best.is_none_or(|(r, _, _)| rank > r) {
                     best = Some((rank, gw, l));
                 }
             }

@@ -130,7 +130,7 @@ fn declared_keys(text: &str, key: &str) -> Vec<String> {
         if !inside {
             continue;
         }
-        if indent.map_or(true, |i| i == ind) {
+        if indent.is_none_or(|i| i == ind) {
             if let Some((k, _)) = line.trim().split_once(':') {
                 indent = Some(ind);
                 out.push(k.trim().trim_matches(|c| c == '"' || c == '\'').to_string());
@@ -294,7 +294,7 @@ pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[Sta
         let installed = s.installed.unwrap_or(true)
             && s.condition
                 .as_deref()
-                .map_or(true, |c| condition_holds(values, c) != Some(false));
+                .is_none_or(|c| condition_holds(values, c) != Some(false));
         state.releases.push(Release {
             name: s.name.clone(),
             namespace,
@@ -432,7 +432,7 @@ pub fn relative(path: &Path, root: &Path) -> String {
     let pc: Vec<_> = path.components().collect();
     let rc: Vec<_> = root.components().collect();
     let common = pc.iter().zip(rc.iter()).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = std::iter::repeat("..".to_string()).take(rc.len() - common).collect();
+    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), rc.len() - common).collect();
     parts.extend(
         pc[common..]
             .iter()
@@ -599,7 +599,7 @@ fn block_items(text: &str, key: &str) -> Vec<Item> {
         }
         let t = line.trim_start();
         if let Some(rest) = t.strip_prefix("- ").or(if t == "-" { Some("") } else { None }) {
-            if item_indent.map_or(true, |ii| ii == indent) {
+            if item_indent.is_none_or(|ii| ii == indent) {
                 item_indent = Some(indent);
                 open_list = None;
                 let mut it = Item {

@@ -233,7 +233,7 @@ pub fn granted(graph: &Graph, from: (&str, &str), to_ns: &str, to: (&str, &str, 
             let to_ok = list("to").iter().any(|t| {
                 str_of(t, "group").unwrap_or("") == to.0
                     && str_of(t, "kind") == Some(to.1)
-                    && str_of(t, "name").filter(|n| !n.is_empty()).map_or(true, |n| n == to.2)
+                    && str_of(t, "name").filter(|n| !n.is_empty()).is_none_or(|n| n == to.2)
             });
             from_ok && to_ok
         })

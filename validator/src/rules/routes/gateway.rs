@@ -195,7 +195,7 @@ pub fn attach<'a>(graph: &'a Graph, route: &'a Object, pr: &ParentRef<'_>) -> At
     // 1. sectionName / port select listeners.
     let selected: Vec<Listener<'a>> = all
         .iter()
-        .filter(|l| pr.section.map_or(true, |s| l.name == s) && pr.port.map_or(true, |p| l.port == Some(p)))
+        .filter(|l| pr.section.is_none_or(|s| l.name == s) && pr.port.is_none_or(|p| l.port == Some(p)))
         .cloned()
         .collect();
     if selected.is_empty() {
@@ -392,31 +392,28 @@ pub fn namespace_labels(graph: &Graph, ns: &str) -> BTreeMap<String, String> {
 
 /// Kubernetes LabelSelector semantics (matchLabels AND matchExpressions; empty selector: everything).
 pub fn selector_matches(sel: &Value, labels: &BTreeMap<String, String>) -> bool {
-    let labels_ok = sel.get("matchLabels").and_then(Value::as_object).map_or(true, |m| {
+    let labels_ok = sel.get("matchLabels").and_then(Value::as_object).is_none_or(|m| {
         m.iter()
             .all(|(k, v)| v.as_str().is_some_and(|v| labels.get(k).is_some_and(|l| l == v)))
     });
-    let exprs_ok = sel
-        .get("matchExpressions")
-        .and_then(Value::as_array)
-        .map_or(true, |es| {
-            es.iter().all(|e| {
-                let key = str_of(e, "key").unwrap_or("");
-                let values: Vec<&str> = e
-                    .get("values")
-                    .and_then(Value::as_array)
-                    .map(|v| v.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
-                let have = labels.get(key).map(String::as_str);
-                match str_of(e, "operator").unwrap_or("") {
-                    "In" => have.is_some_and(|h| values.contains(&h)),
-                    "NotIn" => have.map_or(true, |h| !values.contains(&h)),
-                    "Exists" => have.is_some(),
-                    "DoesNotExist" => have.is_none(),
-                    _ => false,
-                }
-            })
-        });
+    let exprs_ok = sel.get("matchExpressions").and_then(Value::as_array).is_none_or(|es| {
+        es.iter().all(|e| {
+            let key = str_of(e, "key").unwrap_or("");
+            let values: Vec<&str> = e
+                .get("values")
+                .and_then(Value::as_array)
+                .map(|v| v.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let have = labels.get(key).map(String::as_str);
+            match str_of(e, "operator").unwrap_or("") {
+                "In" => have.is_some_and(|h| values.contains(&h)),
+                "NotIn" => have.is_none_or(|h| !values.contains(&h)),
+                "Exists" => have.is_some(),
+                "DoesNotExist" => have.is_none(),
+                _ => false,
+            }
+        })
+    });
     labels_ok && exprs_ok
 }
 

@@ -340,7 +340,7 @@ fn carrying_route(
                     }
                     why.push(format!("{} is attached but {}", route.display(), misses.join(", ")));
                 }
-                Attach::Rejected { reason, .. } if pr.section.map_or(true, |s| s == l.name) => {
+                Attach::Rejected { reason, .. } if pr.section.is_none_or(|s| s == l.name) => {
                     why.push(format!(
                         "{} targets it but would not be Accepted ({reason})",
                         route.display()
