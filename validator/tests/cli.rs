@@ -455,8 +455,26 @@ fn chart_mirror_renders_only_matching_tarballs() {
     let mirror = d.path().join("mirror");
     let tgz = helm_package(&src, &mirror);
     let sha = sha256_file(&tgz);
+    // An https repository chart: offline and with a mirror, helmfile cannot load OCI releases'
+    // values (it pulls OCI charts while loading the state), so those are not rendered (below).
+    let state = d.path().join("helmfile.yaml.gotmpl");
+    let text = std::fs::read_to_string(&state).unwrap();
+    std::fs::write(
+        &state,
+        text.replace(
+            "---\nreleases:",
+            "---\nrepositories:\n  - name: upstream-repo\n    url: https://charts.invalid/upstream\nreleases:",
+        )
+        .replace(
+            "chart: oci://registry.invalid/charts/upstream",
+            "chart: upstream-repo/upstream",
+        ),
+    )
+    .unwrap();
     let lock = d.path().join("charts.lock.yaml");
-    let original = std::fs::read_to_string(&lock).unwrap();
+    let original = std::fs::read_to_string(&lock)
+        .unwrap()
+        .replace("oci://registry.invalid/charts", "https://charts.invalid/upstream");
     std::fs::write(&lock, original.replace(&"0".repeat(64), &sha)).unwrap();
     let r = check(
         d.path(),
@@ -473,6 +491,25 @@ fn chart_mirror_renders_only_matching_tarballs() {
         .clone();
     assert_eq!(up["rendered"], true, "{up}");
     assert_eq!(up["objects"], 1);
+    // The same chart from an OCI registry: its values are unknown offline, so it is not rendered.
+    let oci = d.path().join("oci-copy");
+    copy_dir(&repo().join("validator/tests/cli/stack"), &oci);
+    std::fs::create_dir_all(oci.join("mirror")).unwrap();
+    std::fs::copy(&tgz, oci.join("mirror").join(tgz.file_name().unwrap())).unwrap();
+    let r = check(
+        &oci,
+        &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
+    );
+    let report = json(&r.stdout);
+    let up = report["environments"][0]["releases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "upstream")
+        .unwrap()
+        .clone();
+    assert_eq!(up["rendered"], false, "{up}");
+    assert!(up["reason"].as_str().unwrap().contains("values"), "{up}");
     // A tarball that does not match the lock is not rendered and fails the digest rule.
     std::fs::write(&lock, original).unwrap();
     let r = check(

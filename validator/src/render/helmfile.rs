@@ -50,9 +50,10 @@ pub fn load_state(
     root: &Path,
     environment: &str,
     prebuilt: Option<Vec<StateDoc>>,
+    opts: &Options,
 ) -> Result<(Vec<StateDoc>, EnvState, Vec<String>)> {
     let scanned = load::scan_releases(entry);
-    let exclude: Vec<String> = scanned.iter().filter(|s| s.oci).map(|s| s.name.clone()).collect();
+    let exclude = oci_exclusions(&scanned, opts);
     let docs = match prebuilt {
         Some(d) => d,
         None => load::build(tools, entry, environment, &exclude)?,
@@ -60,6 +61,16 @@ pub fn load_state(
     let mut state = load::env_state(environment, &docs, root, entry);
     load::add_scanned(&mut state, &scanned, &docs, root);
     Ok((docs, state, exclude))
+}
+
+/// Offline or with a mirror, helmfile must not see OCI releases: it would pull their charts while
+/// loading the state. Online it may (their values then come from helmfile like any other's).
+pub fn oci_exclusions(scanned: &[load::ScannedRelease], opts: &Options) -> Vec<String> {
+    if opts.offline || opts.chart_mirror.is_some() {
+        scanned.iter().filter(|s| s.oci).map(|s| s.name.clone()).collect()
+    } else {
+        Vec::new()
+    }
 }
 
 /// How each release will be handled in this run.
@@ -84,6 +95,17 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: 
     }
     if !r.is_remote() {
         return Ok(Plan::Helmfile);
+    }
+    if r.values.is_null() {
+        return Ok(Plan::Skip {
+            reason: format!(
+                "the values of {} {} are unknown here (helmfile pulls OCI charts while loading the state, so offline \
+                 and with a mirror the release is read from the state's text); not rendered",
+                r.chart,
+                r.version.as_deref().unwrap_or("(no version)")
+            ),
+            mirror: None,
+        });
     }
     let pinned = lock.for_release(&r.name);
     let pin_text = match pinned {
@@ -255,11 +277,11 @@ pub fn render_env(
                 let res = template(tools, entry, environment, &speculated_dir, &predicted, skip_deps);
                 (predicted.clone(), res)
             });
-            let loaded = load_state(tools, entry, root, environment, None);
+            let loaded = load_state(tools, entry, root, environment, None, opts);
             (loaded, Some(t.join().expect("template thread")))
         })
     } else {
-        (load_state(tools, entry, root, environment, prebuilt), None)
+        (load_state(tools, entry, root, environment, prebuilt, opts), None)
     };
     let (_docs, state, _oci_excluded) = loaded?;
     let pull_dir = work.path().join("pulled");
@@ -561,6 +583,9 @@ fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path
         let vf = work.join(format!("{}__{}.values.json", r.namespace, r.name));
         std::fs::write(&vf, serde_json::to_vec(&r.values)?)?;
         cmd.arg("--values").arg(vf);
+    }
+    for (name, value) in &r.set {
+        cmd.arg("--set-json").arg(format!("{name}={value}"));
     }
     cmd.current_dir(work);
     let out = run(

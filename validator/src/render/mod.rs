@@ -127,7 +127,7 @@ pub fn render_stack(
             let n = match load::plain_environment_names(&entry) {
                 Some(n) => n,
                 None => {
-                    let exclude: Vec<String> = load::scan_oci_releases(&entry).into_iter().map(|s| s.name).collect();
+                    let exclude = helmfile::oci_exclusions(&load::scan_releases(&entry), opts);
                     let docs = load::build(&get_tools()?, &entry, "default", &exclude)?;
                     let n = load::environment_names(&docs, &entry);
                     default_build = Some(docs);

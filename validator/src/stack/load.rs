@@ -646,12 +646,6 @@ fn block_items(text: &str, key: &str) -> Vec<Item> {
     items
 }
 
-/// Releases whose chart helmfile would pull from an OCI registry while loading the state, in the
-/// entry state and every state it includes through `helmfiles:`.
-pub fn scan_oci_releases(entry: &Path) -> Vec<ScannedRelease> {
-    scan_releases(entry).into_iter().filter(|r| r.oci).collect()
-}
-
 /// Every release declared in the state files' text (entry and `helmfiles:`), as far as plain
 /// YAML reading can tell. helmfile stays the authority; this fills in what it does not print
 /// (releases it pulls while loading, and releases a selector or a false condition hides).
@@ -736,7 +730,10 @@ mod scan_tests {
             "releases:\n- name: direct\n  chart: \"oci://r.example/c/direct\"\n  needs: [x, y]\n",
         )
         .unwrap();
-        let mut s = scan_oci_releases(&root.join("helmfile.yaml"));
+        let mut s: Vec<_> = scan_releases(&root.join("helmfile.yaml"))
+            .into_iter()
+            .filter(|r| r.oci)
+            .collect();
         s.sort_by(|a, b| a.name.cmp(&b.name));
         assert_eq!(s.len(), 2, "{s:?}");
         assert_eq!(s[0].name, "cert-manager");
