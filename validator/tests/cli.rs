@@ -218,7 +218,7 @@ fn online_without_registry_access_fails_closed() {
     );
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(
-        r.stderr.contains("helm pull") && r.stderr.contains("--offline") && r.stderr.contains("--chart-mirror"),
+        r.stderr.contains("registr") && r.stderr.contains("--offline") && r.stderr.contains("--chart-mirror"),
         "{}",
         r.stderr
     );

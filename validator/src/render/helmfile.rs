@@ -56,11 +56,22 @@ pub fn load_state(
     let exclude = oci_exclusions(&scanned, opts);
     let docs = match prebuilt {
         Some(d) => d,
-        None => load::build(tools, entry, environment, &exclude)?,
+        None => load::build(tools, entry, environment, &exclude).map_err(|e| online_hint(e, &scanned, opts))?,
     };
     let mut state = load::env_state(environment, &docs, root, entry);
     load::add_scanned(&mut state, &scanned, &docs, root);
     Ok((docs, state, exclude))
+}
+
+/// Online, helmfile pulls OCI charts while loading the state: say what to do without registries.
+pub fn online_hint(e: anyhow::Error, scanned: &[load::ScannedRelease], opts: &Options) -> anyhow::Error {
+    if opts.offline || opts.chart_mirror.is_some() || !scanned.iter().any(|s| s.oci) {
+        return e;
+    }
+    e.context(
+        "loading the state needs the OCI registries (helmfile pulls OCI charts while loading it): without registry \
+         access run with --offline (remote charts are then reported as pinned but not rendered) or --chart-mirror DIR",
+    )
 }
 
 /// Offline or with a mirror, helmfile must not see OCI releases: it would pull their charts while
@@ -96,17 +107,6 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: 
     if !r.is_remote() {
         return Ok(Plan::Helmfile);
     }
-    if r.values.is_null() {
-        return Ok(Plan::Skip {
-            reason: format!(
-                "the values of {} {} are unknown here (helmfile pulls OCI charts while loading the state, so offline \
-                 and with a mirror the release is read from the state's text); not rendered",
-                r.chart,
-                r.version.as_deref().unwrap_or("(no version)")
-            ),
-            mirror: None,
-        });
-    }
     let pinned = lock.for_release(&r.name);
     let pin_text = match pinned {
         Some(e) => format!("pinned {} sha256:{}", e.version, &e.sha256[..12]),
@@ -137,6 +137,17 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: 
         }
         None => (pull(tools, r, pull_dir)?, "fetched chart"),
     };
+    if r.values.is_null() {
+        return Ok(Plan::Skip {
+            reason: format!(
+                "the values of {} {} are unknown here (helmfile pulls OCI charts while loading the state, so offline \
+                 and with a mirror the release is read from the state's text); not rendered",
+                r.chart,
+                r.version.as_deref().unwrap_or("(no version)")
+            ),
+            mirror: None,
+        });
+    }
     let bytes = std::fs::read(&tarball).with_context(|| format!("cannot read {origin} {}", tarball.display()))?;
     let sha = hex::encode(Sha256::digest(&bytes));
     let check = MirrorCheck {

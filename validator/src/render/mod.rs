@@ -127,8 +127,10 @@ pub fn render_stack(
             let n = match load::plain_environment_names(&entry) {
                 Some(n) => n,
                 None => {
-                    let exclude = helmfile::oci_exclusions(&load::scan_releases(&entry), opts);
-                    let docs = load::build(&get_tools()?, &entry, "default", &exclude)?;
+                    let scanned = load::scan_releases(&entry);
+                    let exclude = helmfile::oci_exclusions(&scanned, opts);
+                    let docs = load::build(&get_tools()?, &entry, "default", &exclude)
+                        .map_err(|e| helmfile::online_hint(e, &scanned, opts))?;
                     let n = load::environment_names(&docs, &entry);
                     default_build = Some(docs);
                     n
