@@ -29,6 +29,9 @@ pub struct CheckArgs {
     pub warn: Vec<String>,
     pub allow: Vec<String>,
     pub progress: bool,
+    /// Fail (exit 2) when an installed release was not rendered (offline, not in the mirror,
+    /// values unknown): for gating an apply, where everything applied must have been seen.
+    pub require_rendered: bool,
     /// Judge certificates and waivers at this moment (tests); now when `None`.
     pub now: Option<time::OffsetDateTime>,
 }
@@ -152,6 +155,27 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
                     env.name
                 );
             }
+        }
+    }
+    if args.require_rendered {
+        let missing: Vec<String> = environments
+            .iter()
+            .flat_map(|e| e.releases.iter().filter(|r| r.missing()).map(move |r| (e, r)))
+            .map(|(e, r)| {
+                format!(
+                    "  {}: {}/{}: {}",
+                    e.name,
+                    r.namespace,
+                    r.name,
+                    r.reason.as_deref().unwrap_or("-")
+                )
+            })
+            .collect();
+        if !missing.is_empty() {
+            bail!(
+                "--require-rendered: these installed releases were not rendered, so they were not validated:\n{}",
+                missing.join("\n")
+            );
         }
     }
     sort_findings(&mut findings, &environments);

@@ -77,6 +77,9 @@ struct Check {
     /// Bypass the render cache.
     #[arg(long)]
     no_cache: bool,
+    /// Exit 2 when an installed release was not rendered (use it to gate an apply).
+    #[arg(long)]
+    require_rendered: bool,
 }
 
 fn main() {
@@ -124,6 +127,7 @@ fn check(c: &Check) -> i32 {
         warn: c.warn.clone(),
         allow: c.allow.clone(),
         progress: std::io::stderr().is_terminal(),
+        require_rendered: c.require_rendered,
         now: match fixed_now() {
             Ok(n) => n,
             Err(e) => {

@@ -339,6 +339,18 @@ fn empty_manifests_are_not_a_pass() {
 }
 
 #[test]
+fn require_rendered_refuses_unrendered_releases() {
+    let d = stack_copy();
+    let r = check(d.path(), &["-A", "image-pinned", "--require-rendered"]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr.contains("upstream/upstream") && r.stderr.contains("not rendered"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn selected_environment_only() {
     let d = stack_copy();
     let r = check(d.path(), &["--environment", "prod", "--format", "json"]);
