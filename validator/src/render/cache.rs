@@ -48,45 +48,102 @@ impl Cache {
     }
 
     /// Store a value atomically (write to a temporary file, then rename).
+    /// Entries hold rendered values: the directory is private to the user (0700, files 0600).
     pub fn put<T: Serialize>(&self, key: &str, value: &T) -> Result<()> {
-        std::fs::create_dir_all(&self.dir)
+        use std::io::Write;
+        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
             .with_context(|| format!("creating cache directory {}", self.dir.display()))?;
         let tmp = self.dir.join(format!(".{key}.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, serde_json::to_vec(value)?).with_context(|| format!("writing {}", tmp.display()))?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        f.write_all(&serde_json::to_vec(value)?)
+            .with_context(|| format!("writing {}", tmp.display()))?;
         std::fs::rename(&tmp, self.path(key)).with_context(|| format!("writing cache entry {key}"))?;
         Ok(())
     }
 }
 
-/// sha256 over every file below `root` (sorted relative path + content hash), skipping
-/// `SKIP_DIRS`.
+/// sha256 over every file below `root` (sorted relative path + content hash; symbolic links
+/// followed), skipping `SKIP_DIRS`, plus the environment that can change a render: the variables
+/// the files read with `env`/`requiredEnv`, and every `HELM_*`, `HELMFILE_*` and `NVCF_HELM*`
+/// variable. A file that cannot be read is an error, not a silent gap in the key.
 pub fn tree_hash(root: &Path) -> Result<String> {
-    let mut entries: Vec<(String, PathBuf)> = walkdir::WalkDir::new(root)
+    let mut entries: Vec<(String, PathBuf)> = Vec::new();
+    let walk = walkdir::WalkDir::new(root)
+        .follow_links(true)
         .sort_by_file_name()
         .into_iter()
-        .filter_entry(|e| !(e.file_type().is_dir() && e.depth() > 0 && SKIP_DIRS.iter().any(|s| e.file_name() == *s)))
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_file())
-        .map(|e| {
+        .filter_entry(|e| !(e.file_type().is_dir() && e.depth() > 0 && SKIP_DIRS.iter().any(|s| e.file_name() == *s)));
+    for e in walk {
+        let e = e.with_context(|| format!("cannot read the stack's inputs under {}", root.display()))?;
+        if e.file_type().is_file() {
             let rel = e
                 .path()
                 .strip_prefix(root)
                 .unwrap_or(e.path())
                 .to_string_lossy()
                 .replace('\\', "/");
-            (rel, e.path().to_path_buf())
-        })
-        .collect();
+            entries.push((rel, e.path().to_path_buf()));
+        }
+    }
     entries.sort();
     let mut h = Sha256::new();
+    let mut vars: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
     for (rel, path) in entries {
         let bytes = std::fs::read(&path)
             .with_context(|| format!("cannot read {} while hashing the stack's inputs", path.display()))?;
         h.update(rel.as_bytes());
         h.update([0]);
         h.update(Sha256::digest(&bytes));
+        if let Ok(text) = std::str::from_utf8(&bytes) {
+            vars.extend(env_references(text));
+        }
+    }
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if k.starts_with("HELM_") || k.starts_with("HELMFILE_") || k.starts_with("NVCF_HELM") {
+            vars.insert(k.into_owned());
+        }
+    }
+    for v in vars {
+        h.update([1]);
+        h.update(v.as_bytes());
+        h.update([0]);
+        h.update(
+            std::env::var_os(&v)
+                .map(|x| x.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "\u{0}unset".into())
+                .as_bytes(),
+        );
     }
     Ok(hex::encode(h.finalize()))
+}
+
+/// Names read with `env "NAME"` / `requiredEnv "NAME"` in a template or state file.
+fn env_references(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for pat in ["env \"", "Env \""] {
+        let mut rest = text;
+        while let Some(i) = rest.find(pat) {
+            rest = &rest[i + pat.len()..];
+            if let Some(end) = rest.find('"') {
+                let name = &rest[..end];
+                if !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    out.push(name.to_string());
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The cache key for one purpose (e.g. an environment) over the hashed inputs.
@@ -105,6 +162,25 @@ pub fn key(parts: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn env_references_are_found() {
+        assert_eq!(
+            env_references("a: {{ env \"FOO\" }}\nb: {{ requiredEnv \"BAR_1\" }}"),
+            vec!["FOO", "BAR_1"]
+        );
+    }
+
+    #[test]
+    fn tree_hash_follows_symlinks() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("v.yaml"), "a: 1").unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("linked")).unwrap();
+        let h1 = tree_hash(d.path()).unwrap();
+        std::fs::write(outside.path().join("v.yaml"), "a: 2").unwrap();
+        assert_ne!(h1, tree_hash(d.path()).unwrap());
+    }
 
     #[test]
     fn tree_hash_changes_with_content_and_ignores_build_dirs() {
