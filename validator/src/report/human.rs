@@ -84,7 +84,7 @@ pub fn render(report: &Report, color: bool) -> String {
                 "  {} helmfile refused to render this environment; the findings below say why:",
                 p.sev(Severity::Error)
             );
-            for l in err.lines().take(6) {
+            for l in err.lines() {
                 let _ = writeln!(out, "    {}", p.dim(l.trim()));
             }
         }

@@ -64,18 +64,30 @@ pub fn value(report: &Report) -> Value {
             res
         })
         .collect();
-    let notifications: Vec<Value> = report
-        .environments
-        .iter()
-        .flat_map(|e| e.releases.iter().filter(|r| r.missing()).map(move |r| (e, r)))
+    // A render failure (explained by state findings) means part of the stack was not checked.
+    let render_errors = report.environments.iter().filter_map(|e| {
+        e.render_error.as_ref().map(|err| {
+            json!({
+                "level": "error",
+                "message": {"text": format!("environment {}: helmfile could not render the stack; the state findings say why: {err}", e.name)},
+            })
+        })
+    });
+    let notifications: Vec<Value> = render_errors
+        .chain(
+            report
+                .environments
+                .iter()
+                .flat_map(|e| e.releases.iter().filter(|r| r.missing()).map(move |r| (e, r)))
         .map(|(e, r)| {
             json!({
                 "level": "note",
                 "message": {"text": format!("environment {}: release {}/{} not rendered: {}", e.name, r.namespace, r.name, r.reason.as_deref().unwrap_or("-"))},
             })
         })
+        )
         .collect();
-    let mut invocation = json!({"executionSuccessful": true});
+    let mut invocation = json!({"executionSuccessful": report.environments.iter().all(|e| e.render_error.is_none())});
     if !notifications.is_empty() {
         invocation["toolExecutionNotifications"] = json!(notifications);
     }
