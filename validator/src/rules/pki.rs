@@ -1271,7 +1271,9 @@ struct Bundle<'a> {
 }
 
 fn profile(cm: &Object) -> Option<Value> {
-    crate::yaml::value(cm.str_at("/data/profile.yaml")?).ok()
+    crate::yaml::value(cm.str_at("/data/profile.yaml")?)
+        .ok()
+        .filter(Value::is_object)
 }
 
 fn is_bundle_configmap(o: &Object) -> bool {
@@ -1301,14 +1303,24 @@ fn bundles(g: &Graph) -> Vec<Bundle<'_>> {
                 });
             }
         } else if o.kind == "ConfigMap" && o.name == WORKER_PROFILE {
-            if let Some(p) = profile(o) {
-                let pem = p.get("trustBundle").and_then(Value::as_str).unwrap_or("");
-                out.push(Bundle {
+            match profile(o) {
+                Some(p) => {
+                    let pem = p.get("trustBundle").and_then(Value::as_str).unwrap_or("");
+                    out.push(Bundle {
+                        obj: o,
+                        place: "profile.yaml trustBundle",
+                        needle: "trustBundle",
+                        pem: pem.as_bytes().to_vec(),
+                    });
+                }
+                // A profile workers cannot read gives them no bundle: judged as an empty one.
+                None if !o.prov.external => out.push(Bundle {
                     obj: o,
-                    place: "profile.yaml trustBundle",
-                    needle: "trustBundle",
-                    pem: pem.as_bytes().to_vec(),
-                });
+                    place: "profile.yaml (missing, or not a YAML mapping)",
+                    needle: "profile.yaml",
+                    pem: Vec::new(),
+                }),
+                None => {}
             }
         } else if is_issuer(o) {
             if let Some(b) = o.str_at("/spec/vault/caBundle").filter(|b| !b.trim().is_empty()) {
