@@ -503,25 +503,39 @@ fn chart_mirror_renders_only_matching_tarballs() {
         .clone();
     assert_eq!(up["rendered"], true, "{up}");
     assert_eq!(up["objects"], 1);
-    // The same chart from an OCI registry: its values are unknown offline, so it is not rendered.
+    // The same chart from an OCI registry: helmfile would pull it while loading the state; with
+    // the mirror it loads it from there, so its values are known and it renders.
     let oci = d.path().join("oci-copy");
     copy_dir(&repo().join("validator/tests/cli/stack"), &oci);
     std::fs::create_dir_all(oci.join("mirror")).unwrap();
+    let lock_text = std::fs::read_to_string(oci.join("charts.lock.yaml")).unwrap();
+    std::fs::write(oci.join("charts.lock.yaml"), lock_text.replace(&"0".repeat(64), &sha)).unwrap();
+    let release = |r: &Run| {
+        let report = json(&r.stdout);
+        report["environments"][0]["releases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == "upstream")
+            .unwrap()
+            .clone()
+    };
+    let r = check(
+        &oci,
+        &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
+    );
+    let up = release(&r);
+    assert_eq!(up["rendered"], false, "an empty mirror renders nothing: {up}");
+    assert!(up["reason"].as_str().unwrap().contains("not in --chart-mirror"), "{up}");
     std::fs::copy(&tgz, oci.join("mirror").join(tgz.file_name().unwrap())).unwrap();
     let r = check(
         &oci,
         &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
     );
-    let report = json(&r.stdout);
-    let up = report["environments"][0]["releases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "upstream")
-        .unwrap()
-        .clone();
-    assert_eq!(up["rendered"], false, "{up}");
-    assert!(up["reason"].as_str().unwrap().contains("values"), "{up}");
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let up = release(&r);
+    assert_eq!(up["rendered"], true, "{up}");
+    assert_eq!(up["objects"], 1, "{up}");
     // A tarball that does not match the lock is not rendered and fails the digest rule.
     std::fs::write(&lock, original).unwrap();
     let r = check(

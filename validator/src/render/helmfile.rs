@@ -76,12 +76,23 @@ pub fn online_hint(e: anyhow::Error, scanned: &[load::ScannedRelease], opts: &Op
 
 /// Offline or with a mirror, helmfile must not see OCI releases: it would pull their charts while
 /// loading the state. Online it may (their values then come from helmfile like any other's).
+/// With a mirror, those whose chart the mirror holds may be loaded (see `mirror::front`).
 pub fn oci_exclusions(scanned: &[load::ScannedRelease], opts: &Options) -> Vec<String> {
-    if opts.offline || opts.chart_mirror.is_some() {
-        scanned.iter().filter(|s| s.oci).map(|s| s.name.clone()).collect()
-    } else {
-        Vec::new()
+    if !opts.offline && opts.chart_mirror.is_none() {
+        return Vec::new();
     }
+    let in_mirror = |s: &load::ScannedRelease| {
+        let (Some(dir), Some(v)) = (&opts.chart_mirror, &s.version) else {
+            return false;
+        };
+        let chart = s.chart.rsplit('/').next().unwrap_or_default();
+        !v.contains("{{") && super::mirror::tarball(&load::absolute(dir), chart, v).is_some()
+    };
+    scanned
+        .iter()
+        .filter(|s| s.oci && !in_mirror(s))
+        .map(|s| s.name.clone())
+        .collect()
 }
 
 /// How each release will be handled in this run.
@@ -242,23 +253,14 @@ fn pull(tools: &Tools, r: &Release, dir: &Path) -> Result<PathBuf> {
         .with_context(|| format!("helm pull of {} produced no chart tarball", r.chart))
 }
 
-/// `<chart>-<version>.tgz` in the mirror directory (with or without a leading `v`).
+/// The mirror's tarball for a release's chart and version.
 fn mirror_tarball(dir: &Path, r: &Release) -> Option<PathBuf> {
     let chart = match &r.chart_ref {
         ChartRef::Repo { chart, .. } => chart.clone(),
         ChartRef::Oci { url } => url.rsplit('/').next().unwrap_or_default().to_string(),
         _ => r.chart.rsplit('/').next().unwrap_or_default().to_string(),
     };
-    let v = r.version.clone().unwrap_or_default();
-    let bare = v.trim_start_matches('v').to_string();
-    [
-        format!("{chart}-{v}.tgz"),
-        format!("{chart}-{bare}.tgz"),
-        format!("{chart}-v{bare}.tgz"),
-    ]
-    .into_iter()
-    .map(|n| dir.join(n))
-    .find(|p| p.is_file())
+    super::mirror::tarball(dir, &chart, r.version.as_deref().unwrap_or_default())
 }
 
 /// Render one environment. `entry` must be absolute (helmfile's output directories are keyed by

@@ -48,6 +48,7 @@ pub struct MirrorCheck {
 pub mod cache;
 pub mod helmfile;
 pub mod manifests;
+pub mod mirror;
 pub mod tools;
 
 use crate::stack::{load, ChartLock, Stack};
@@ -108,10 +109,26 @@ pub fn render_stack(
     };
     let mode = format!("offline={} mirror={mirror}", opts.offline);
 
+    // With a mirror, helmfile gets a helm front that serves OCI pulls from it (render::mirror).
+    let front_dir = match &opts.chart_mirror {
+        Some(_) => Some(
+            tempfile::Builder::new()
+                .prefix("nvcf-validate-mirror-")
+                .tempdir()
+                .context("creating a temporary directory")?,
+        ),
+        None => None,
+    };
     let tools: OnceLock<Result<tools::Tools, String>> = OnceLock::new();
     let get_tools = || -> Result<tools::Tools> {
         tools
-            .get_or_init(|| tools::Tools::locate(&root).map_err(|e| format!("{e:#}")))
+            .get_or_init(|| {
+                let located = tools::Tools::locate(&root).and_then(|t| match (&opts.chart_mirror, &front_dir) {
+                    (Some(m), Some(d)) => mirror::front(&t, &load::absolute(m), d.path()),
+                    _ => Ok(t),
+                });
+                located.map_err(|e| format!("{e:#}"))
+            })
             .clone()
             .map_err(|e| anyhow::anyhow!(e))
     };
