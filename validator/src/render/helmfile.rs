@@ -21,6 +21,18 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+/// What every environment's render shares.
+pub struct Inputs<'a> {
+    /// The entry state file, absolute.
+    pub entry: &'a Path,
+    /// Its directory.
+    pub root: &'a Path,
+    pub lock: &'a ChartLock,
+    pub opts: &'a Options,
+    /// The releases as the state's text declares them (read once per run).
+    pub scanned: &'a [load::ScannedRelease],
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     pub offline: bool,
@@ -46,20 +58,24 @@ pub struct EnvRender {
 /// `default` build that lists the environments).
 pub fn load_state(
     tools: &Tools,
-    entry: &Path,
-    root: &Path,
+    inputs: &Inputs,
     environment: &str,
     prebuilt: Option<Vec<StateDoc>>,
-    opts: &Options,
 ) -> Result<(Vec<StateDoc>, EnvState, Vec<String>)> {
-    let scanned = load::scan_releases(entry);
-    let exclude = oci_exclusions(&scanned, opts);
+    let Inputs {
+        entry,
+        root,
+        opts,
+        scanned,
+        ..
+    } = *inputs;
+    let exclude = oci_exclusions(scanned, opts);
     let docs = match prebuilt {
         Some(d) => d,
-        None => load::build(tools, entry, environment, &exclude).map_err(|e| online_hint(e, &scanned, opts))?,
+        None => load::build(tools, entry, environment, &exclude).map_err(|e| online_hint(e, scanned, opts))?,
     };
     let mut state = load::env_state(environment, &docs, root, entry);
-    load::add_scanned(&mut state, &scanned, &docs, root);
+    load::add_scanned(&mut state, scanned, &docs, root);
     Ok((docs, state, exclude))
 }
 
@@ -187,14 +203,14 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: 
 
 /// The releases whose charts the state's text declares as local directories: what `helmfile
 /// template` renders (it is never asked to render remote charts).
-fn predicted_local(entry: &Path, root: &Path) -> Vec<Selection> {
-    let mut sel: Vec<Selection> = load::scan_releases(entry)
-        .into_iter()
+fn predicted_local(scanned: &[load::ScannedRelease], root: &Path) -> Vec<Selection> {
+    let mut sel: Vec<Selection> = scanned
+        .iter()
         .filter(|s| {
             let dir = s.file.parent().unwrap_or(root);
             !s.oci && matches!(load::classify_chart(&s.chart, dir, root, &[]), ChartRef::Local { .. })
         })
-        .map(|s| (s.name, s.namespace))
+        .map(|s| (s.name.clone(), s.namespace.clone()))
         .collect();
     sel.sort();
     sel.dedup();
@@ -267,13 +283,17 @@ fn mirror_tarball(dir: &Path, r: &Release) -> Option<PathBuf> {
 /// the sha1 of each state file's absolute path).
 pub fn render_env(
     tools: &Tools,
-    entry: &Path,
-    root: &Path,
-    lock: &ChartLock,
+    inputs: &Inputs,
     environment: &str,
-    opts: &Options,
     prebuilt: Option<Vec<StateDoc>>,
 ) -> Result<EnvRender> {
+    let Inputs {
+        entry,
+        root,
+        lock,
+        opts,
+        scanned,
+    } = *inputs;
     let work = tempfile::Builder::new()
         .prefix("nvcf-validate-")
         .tempdir()
@@ -284,17 +304,17 @@ pub fn render_env(
     let speculated_dir = work.path().join("speculated");
     let skip_deps = opts.offline || opts.chart_mirror.is_some();
     let (loaded, speculated) = if prebuilt.is_none() {
-        let predicted = predicted_local(entry, root);
+        let predicted = predicted_local(scanned, root);
         std::thread::scope(|s| {
             let t = s.spawn(|| {
                 let res = template(tools, entry, environment, &speculated_dir, &predicted, skip_deps);
                 (predicted.clone(), res)
             });
-            let loaded = load_state(tools, entry, root, environment, None, opts);
+            let loaded = load_state(tools, inputs, environment, None);
             (loaded, Some(t.join().expect("template thread")))
         })
     } else {
-        (load_state(tools, entry, root, environment, prebuilt, opts), None)
+        (load_state(tools, inputs, environment, prebuilt), None)
     };
     let (_docs, state, _oci_excluded) = loaded?;
     let pull_dir = work.path().join("pulled");

@@ -133,6 +133,8 @@ pub fn render_stack(
             .map_err(|e| anyhow::anyhow!(e))
     };
 
+    // The releases as the state's text declares them, read once for every environment.
+    let scanned = load::scan_releases(&entry);
     let names_key = cache::key(&[&tree, &entry_rel, "environments"]);
     // The environments: read from the entry state's text when it declares them plainly (saves a
     // helmfile run); otherwise from a `helmfile build` of `default`, which is then kept for
@@ -144,7 +146,6 @@ pub fn render_stack(
             let n = match load::plain_environment_names(&entry) {
                 Some(n) => n,
                 None => {
-                    let scanned = load::scan_releases(&entry);
                     let exclude = helmfile::oci_exclusions(&scanned, opts);
                     let docs = load::build(&get_tools()?, &entry, "default", &exclude)
                         .map_err(|e| helmfile::online_hint(e, &scanned, opts))?;
@@ -181,27 +182,34 @@ pub fn render_stack(
         v
     };
 
-    let results: Vec<Result<(EnvRender, bool)>> = std::thread::scope(|s| {
+    let inputs = helmfile::Inputs {
+        entry: &entry,
+        root: &root,
+        lock: &lock,
+        opts,
+        scanned: &scanned,
+    };
+    let results: Vec<Result<EnvRender>> = std::thread::scope(|s| {
         let handles: Vec<_> = envs
             .iter()
             .map(|env| {
                 let key = cache::key(&[&tree, &entry_rel, env, &mode]);
                 let cache = cache.as_ref();
                 let get_tools = &get_tools;
-                let (entry, root, lock) = (&entry, &root, &lock);
+                let inputs = &inputs;
                 let prebuilt = if env == "default" {
                     default_build.lock().expect("not poisoned").take()
                 } else {
                     None
                 };
-                s.spawn(move || -> Result<(EnvRender, bool)> {
+                s.spawn(move || -> Result<EnvRender> {
                     if let Some(hit) = cache.and_then(|c| c.get::<EnvRender>(&key)) {
-                        return Ok((hit, true));
+                        return Ok(hit);
                     }
                     if progress {
                         eprintln!("nvcf-validate: rendering environment {env} …");
                     }
-                    let r = helmfile::render_env(&get_tools()?, entry, root, lock, env, opts, prebuilt)
+                    let r = helmfile::render_env(&get_tools()?, inputs, env, prebuilt)
                         .with_context(|| format!("environment {env}"))?;
                     if let (Some(c), None) = (cache, &r.render_error) {
                         c.put(&key, &r)?;
@@ -213,7 +221,7 @@ pub fn render_stack(
                             r.status.iter().filter(|s| s.rendered).count()
                         );
                     }
-                    Ok((r, false))
+                    Ok(r)
                 })
             })
             .collect();
@@ -224,7 +232,7 @@ pub fn render_stack(
     });
     let mut renders = Vec::new();
     for r in results {
-        renders.push(r?.0);
+        renders.push(r?);
     }
     let stack = Stack { root, entry, lock };
     Ok((stack, renders))
