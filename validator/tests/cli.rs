@@ -351,6 +351,39 @@ fn require_rendered_refuses_unrendered_releases() {
 }
 
 #[test]
+fn environment_variables_the_templates_read_are_part_of_the_cache_key() {
+    let d = stack_copy();
+    let values = d.path().join("charts/app/values.yaml");
+    std::fs::write(&values, "replicas: 1\nimage: registry.example.com/web:1.4.2\n").unwrap();
+    let state = d.path().join("helmfile.yaml.gotmpl");
+    let text = std::fs::read_to_string(&state).unwrap();
+    // The image comes from the environment when WEB_IMAGE is set.
+    std::fs::write(
+        &state,
+        text.replace(
+            "      - replicas:",
+            "      - image: {{ env \"WEB_IMAGE\" | default \"registry.example.com/web:1.4.2\" }}\n        replicas:",
+        ),
+    )
+    .unwrap();
+    let cache = d.path().join(".cache");
+    let c = cache.to_str().unwrap();
+    let args = ["check", "--file", "helmfile.yaml.gotmpl", "--offline", "-e", "default"];
+    let pinned = run(d.path(), &args, &[("XDG_CACHE_HOME", c)]);
+    assert_eq!(pinned.code, 0, "{}{}", pinned.stdout, pinned.stderr);
+    let latest = run(
+        d.path(),
+        &args,
+        &[("XDG_CACHE_HOME", c), ("WEB_IMAGE", "registry.example.com/web:latest")],
+    );
+    assert_eq!(
+        latest.code, 1,
+        "a warm cache must not hide what WEB_IMAGE changes: {}",
+        latest.stdout
+    );
+}
+
+#[test]
 fn selected_environment_only() {
     let d = stack_copy();
     let r = check(d.path(), &["--environment", "prod", "--format", "json"]);
