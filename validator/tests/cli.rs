@@ -90,6 +90,15 @@ fn normalise(s: &str, dir: &Path) -> String {
         .replace(env!("CARGO_PKG_VERSION"), "[VERSION]")
 }
 
+/// The release `name` of the report's first environment.
+fn release_of(report: &serde_json::Value, name: &str) -> serde_json::Value {
+    report["environments"][0]["releases"]
+        .as_array()
+        .and_then(|rs| rs.iter().find(|r| r["name"] == name))
+        .unwrap_or_else(|| panic!("release {name} missing from {report}"))
+        .clone()
+}
+
 fn json(s: &str) -> serde_json::Value {
     serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
 }
@@ -138,13 +147,7 @@ fn json_report_follows_the_contract_schema() {
     assert!(errors.is_empty(), "{errors:#?}");
     assert_eq!(report["summary"]["errors"], 2);
     assert_eq!(report["summary"]["environments"], 2);
-    let up = &report["environments"][0]["releases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "upstream")
-        .unwrap()
-        .clone();
+    let up = &release_of(&report, "upstream");
     assert_eq!(up["rendered"], false);
     assert!(up["reason"].as_str().unwrap().contains("--offline"));
 }
@@ -527,13 +530,7 @@ fn chart_mirror_renders_only_matching_tarballs() {
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
     let report = json(&r.stdout);
-    let up = report["environments"][0]["releases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "upstream")
-        .unwrap()
-        .clone();
+    let up = release_of(&report, "upstream");
     assert_eq!(up["rendered"], true, "{up}");
     assert_eq!(up["objects"], 1);
     // The same chart from an OCI registry: helmfile would pull it while loading the state; with
@@ -545,13 +542,7 @@ fn chart_mirror_renders_only_matching_tarballs() {
     std::fs::write(oci.join("charts.lock.yaml"), lock_text.replace(&"0".repeat(64), &sha)).unwrap();
     let release = |r: &Run| {
         let report = json(&r.stdout);
-        report["environments"][0]["releases"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["name"] == "upstream")
-            .unwrap()
-            .clone()
+        release_of(&report, "upstream")
     };
     let r = check(
         &oci,
@@ -577,13 +568,7 @@ fn chart_mirror_renders_only_matching_tarballs() {
     );
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
     let report = json(&r.stdout);
-    let up = report["environments"][0]["releases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|r| r["name"] == "upstream")
-        .unwrap()
-        .clone();
+    let up = release_of(&report, "upstream");
     assert_eq!(up["rendered"], false);
     assert!(
         up["reason"]
