@@ -10,10 +10,12 @@
 //! Only `std`: the rendered YAML is inspected as text, document by document.
 
 use std::collections::HashMap;
+mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
+use support::{repo, tool};
 
 const ENVIRONMENTS: &[&str] = &["default", "split-cluster", "customer-issuer", "customer-secret"];
 const CHARTS: &[&str] = &["openbao-issuer", "nvcf-pki", "request-router", "gateway-routes"];
@@ -21,24 +23,6 @@ const CHARTS: &[&str] = &["openbao-issuer", "nvcf-pki", "request-router", "gatew
 const REMOTE_SELECTOR: &str = "name!=cert-manager,name!=openbao";
 
 // ------------------------------------------------------------------ tools and files
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("validator/ has a parent")
-        .to_path_buf()
-}
-
-fn tool(name: &str) -> PathBuf {
-    let p = repo().join(".tools/bin").join(name);
-    if p.is_file() {
-        return p;
-    }
-    panic!(
-        "{} not found: run ./ci/setup (it installs the pinned, hash-verified helm, helmfile and bao into .tools/bin)",
-        p.display()
-    )
-}
 
 fn text(o: &Output) -> String {
     format!(

@@ -4,31 +4,10 @@
 //! They render the small stack in tests/cli/stack with the real helmfile/helm from
 //! `<repo>/.tools/bin` (installed by ./ci/setup).
 
+mod support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
-}
-
-fn tools_bin() -> PathBuf {
-    let bin = repo().join(".tools/bin");
-    assert!(
-        bin.join("helmfile").is_file() && bin.join("helm").is_file(),
-        "helm/helmfile missing in {}: run ./ci/setup",
-        bin.display()
-    );
-    bin
-}
-
-/// PATH with the pinned tools first.
-fn path_with_tools() -> String {
-    format!(
-        "{}:{}",
-        tools_bin().display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
-}
+use support::{copy_dir, path_with_tools, repo, tool};
 
 /// Copy the CLI test stack into a fresh temporary directory (outside the repository, so the
 /// repository's .tools/bin is not found by walking up).
@@ -36,19 +15,6 @@ fn stack_copy() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     copy_dir(&repo().join("validator/tests/cli/stack"), d.path());
     d
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 struct Run {
@@ -464,7 +430,7 @@ fn warm_cache_runs_no_helm_or_helmfile() {
 }
 
 fn helm_package(chart_src: &Path, out: &Path) -> PathBuf {
-    let o = Command::new(tools_bin().join("helm"))
+    let o = Command::new(tool("helm"))
         .arg("package")
         .arg(chart_src)
         .arg("--destination")

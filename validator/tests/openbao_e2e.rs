@@ -9,11 +9,13 @@
 //! Needs `bao`, `helm` and `helmfile`: `<repo>/.tools/bin` (installed by ./ci/setup) or PATH.
 
 mod probe_support;
+mod support;
+use support::{repo, tool};
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,30 +26,6 @@ use serde_json::Value;
 use tempfile::TempDir;
 
 // ------------------------------------------------------------------ tools and the repository
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("validator/ has a parent")
-        .to_path_buf()
-}
-
-/// `<repo>/.tools/bin/<name>`, else PATH; a clear failure otherwise.
-fn tool(name: &str) -> PathBuf {
-    let local = repo().join(".tools/bin").join(name);
-    if local.is_file() {
-        return local;
-    }
-    if let Some(path) = std::env::var_os("PATH") {
-        if let Some(p) = std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file()) {
-            return p;
-        }
-    }
-    panic!(
-        "`{name}` not found in {} or PATH: run ./ci/setup (it installs the pinned, hash-verified bao, helm and helmfile)",
-        repo().join(".tools/bin").display()
-    );
-}
 
 fn out_text(o: &Output) -> String {
     format!(
