@@ -181,26 +181,52 @@ impl Object {
 
     /// The best line for a needle (e.g. a flag or a key) in the template source; falls back to
     /// the object's own line. Use it so findings point at the line to edit.
+    ///
+    /// Searched in order: this object's own document (the `---`-delimited block around its line)
+    /// from the object's line on, then from the document's start, then the whole file (a template
+    /// may hold several documents). Comment lines never match.
     pub fn line_of(&self, needle: &str) -> Option<usize> {
-        let text = self.prov.template_text.as_deref()?;
+        self.line_of_path(&[needle], |line, needle| line.contains(needle))
+    }
+
+    /// Like `line_of` for a path of needles (`listeners:`, `name: grpc`, `port: 443`): each is
+    /// searched after the previous one's line, and the last one found wins. `matches` decides
+    /// whether a line holds a needle.
+    pub fn line_of_path<S: AsRef<str>>(&self, path: &[S], matches: impl Fn(&str, &str) -> bool) -> Option<usize> {
+        let Some(text) = self.prov.template_text.as_deref() else {
+            return self.prov.line;
+        };
         let lines: Vec<&str> = text.lines().collect();
-        // Search this object's own document first (the `---`-delimited block around its line),
-        // then the whole file: a template may hold several documents.
+        let code = |l: &str| {
+            let t = l.trim_start();
+            !(t.starts_with('#') || t.starts_with("{{/*") || t.starts_with("{{- /*"))
+        };
+        let follow = |from: usize, end: usize| {
+            let mut hit = None;
+            let mut at = from;
+            for needle in path {
+                match (at..end).find(|&i| code(lines[i]) && matches(lines[i], needle.as_ref())) {
+                    Some(i) => {
+                        hit = Some(i + 1);
+                        at = i; // flow style keeps several needles on one line
+                    }
+                    None => break,
+                }
+            }
+            hit
+        };
         if let Some(own) = self.prov.line.filter(|l| *l >= 1 && *l <= lines.len()) {
             let is_sep = |l: &str| l.trim_end() == "---" || l.starts_with("--- ");
-            let start = lines[..own].iter().rposition(|l| is_sep(l)).map_or(0, |i| i + 1);
+            let start = lines[..own - 1].iter().rposition(|l| is_sep(l)).map_or(0, |i| i + 1);
             let end = lines[own..]
                 .iter()
                 .position(|l| is_sep(l))
                 .map_or(lines.len(), |i| own + i);
-            if let Some(i) = lines[start..end].iter().position(|l| l.contains(needle)) {
-                return Some(start + i + 1);
+            if let Some(hit) = follow(own - 1, end).or_else(|| follow(start, end)) {
+                return Some(hit);
             }
         }
-        match lines.iter().position(|l| l.contains(needle)) {
-            Some(i) => Some(i + 1),
-            None => self.prov.line,
-        }
+        follow(0, lines.len()).or(self.prov.line)
     }
 }
 
@@ -337,5 +363,11 @@ mod line_tests {
         assert_eq!(o.line_of("image:"), Some(5));
         assert_eq!(o.line_of("kind: A"), Some(1));
         assert_eq!(o.line_of("absent"), Some(4));
+        // Comments never match; a path is followed line after line.
+        let text: std::sync::Arc<str> = "kind: B\n# image: in a comment\nspec:\n  image: z\n  port: 1\n".into();
+        let prov = Provenance { line: Some(1), template_text: Some(text), ..Provenance::default() };
+        let o = Object::from_value(json!({"apiVersion":"v1","kind":"B","metadata":{"name":"b"}}), None, prov).unwrap();
+        assert_eq!(o.line_of("image:"), Some(4));
+        assert_eq!(o.line_of_path(&["spec:", "port:"], |l, n| l.contains(n)), Some(5));
     }
 }

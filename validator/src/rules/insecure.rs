@@ -437,31 +437,6 @@ fn list_word(list: &str) -> &'static str {
     }
 }
 
-/// Like `Finding::object_at`, but looks for `needle` from the object's own line onward first
-/// (a template or manifest file often holds several documents) and skips comment lines, so the
-/// finding points at the line to edit rather than at a comment or a sibling document.
-pub(crate) fn object_at(rule: &'static str, obj: &Object, needle: &str, msg: impl Into<String>) -> Finding {
-    let mut f = Finding::object(rule, obj, msg);
-    let Some(text) = obj.prov.template_text.as_deref() else {
-        return Finding::object_at(rule, obj, needle, f.message);
-    };
-    let code = |l: &str| {
-        let t = l.trim_start();
-        !t.starts_with('#') && !t.starts_with("{{/*") && !t.starts_with("{{- /*")
-    };
-    let start = obj.prov.line.unwrap_or(1).saturating_sub(1);
-    let hit = text
-        .lines()
-        .enumerate()
-        .skip(start)
-        .find(|(_, l)| code(l) && l.contains(needle))
-        .or_else(|| text.lines().enumerate().find(|(_, l)| code(l) && l.contains(needle)));
-    if let (Some((i, _)), Some(src)) = (hit, f.source.as_mut()) {
-        src.line = Some(i + 1);
-    }
-    f
-}
-
 /// Objects produced by the stack (policy externals excluded).
 fn rendered(g: &Graph) -> impl Iterator<Item = &Object> {
     g.objects.iter().filter(|o| !o.prov.external)
@@ -659,7 +634,7 @@ fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
             for (shown, effect) in insecure_flags(&cmdline(c)) {
                 let needle = shown.split(['=', ' ']).next().unwrap_or(&shown).to_string();
                 out.push(
-                    object_at(
+                    Finding::object_at(
                         INSECURE_FLAG,
                         obj,
                         &needle,
@@ -680,7 +655,7 @@ fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                 if let Some(effect) = insecure_setting(&name, &value) {
                     let via = from.map(|f| format!(" (from {f})")).unwrap_or_default();
                     out.push(
-                        object_at(
+                        Finding::object_at(
                             INSECURE_FLAG,
                             obj,
                             &needle,
@@ -702,7 +677,7 @@ fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
             for h in hits {
                 let key = h.path.rsplit('.').next().unwrap_or(&h.path).to_string();
                 out.push(
-                    object_at(
+                    Finding::object_at(
                         INSECURE_FLAG,
                         obj,
                         &key,
@@ -822,7 +797,7 @@ fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
             ("cert-manager.io", "Issuer" | "ClusterIssuer") => {
                 if let Some(server) = obj.str_at("/spec/vault/server").filter(|s| is_http(s)) {
                     out.push(
-                        object_at(PLAINTEXT_ENDPOINT, obj, "server:", format!("{}: spec.vault.server `{server}` is plain HTTP; cert-manager would send its Vault token and receive signed certificates in cleartext", obj.display()))
+                        Finding::object_at(PLAINTEXT_ENDPOINT, obj, "server:", format!("{}: spec.vault.server `{server}` is plain HTTP; cert-manager would send its Vault token and receive signed certificates in cleartext", obj.display()))
                             .with_help("use the OpenBao listener's https:// address and set caBundle (or caBundleSecretRef) to the CA that signed it"),
                     );
                 }
@@ -853,14 +828,14 @@ fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                 let via = from.map(|f| format!(" (from {f})")).unwrap_or_default();
                 if is_vault_addr_env(&name) && is_http(&text) && !is_loopback_url(&text) {
                     out.push(
-                        object_at(PLAINTEXT_ENDPOINT, obj, &needle, format!("{who} sets `{name}={text}`{via}: OpenBao/Vault is reached over plain HTTP"))
+                        Finding::object_at(PLAINTEXT_ENDPOINT, obj, &needle, format!("{who} sets `{name}={text}`{via}: OpenBao/Vault is reached over plain HTTP"))
                             .with_help(format!("set `{name}` to the https:// address of the OpenBao listener and give the client its CA (BAO_CACERT/VAULT_CACERT)")),
                     );
                 } else if norm(&name).ends_with(&grpc_dial) && !is_https(&text) {
                     out.push(dial_addr_finding(obj, &needle, &who, &text));
                 } else if norm(&name).ends_with("localconfig") && disables_tls(&text) {
                     out.push(
-                        object_at(PLAINTEXT_ENDPOINT, obj, &needle, format!("{who}: `{name}`{via} configures a listener with tls_disable: the OpenBao/Vault API would be plaintext"))
+                        Finding::object_at(PLAINTEXT_ENDPOINT, obj, &needle, format!("{who}: `{name}`{via} configures a listener with tls_disable: the OpenBao/Vault API would be plaintext"))
                             .with_help("remove tls_disable and set tls_cert_file/tls_key_file on the listener"),
                     );
                 }
@@ -881,7 +856,7 @@ fn dial_addr_finding(obj: &Object, needle: &str, who: &str, value: &str) -> Find
     } else {
         format!("`{value}`")
     };
-    object_at(PLAINTEXT_ENDPOINT, obj, needle, format!("{who}: the workers' gRPC dial address {needle} is {shown}, not https://: workers would register over plaintext gRPC"))
+    Finding::object_at(PLAINTEXT_ENDPOINT, obj, needle, format!("{who}: the workers' gRPC dial address {needle} is {shown}, not https://: workers would register over plaintext gRPC"))
         .with_help("set it to https://<grpc dial host>:<port>, where a listener with a certificate covering that host terminates TLS")
 }
 
@@ -896,7 +871,7 @@ fn configmap_plaintext(obj: &Object) -> Vec<Finding> {
         let Some(text) = v.as_str() else { continue };
         if disables_tls(text) {
             out.push(
-                object_at(PLAINTEXT_ENDPOINT, obj, "tls_disable", format!("{}: `{key}` configures a listener with tls_disable: the OpenBao/Vault API would be plaintext", obj.display()))
+                Finding::object_at(PLAINTEXT_ENDPOINT, obj, "tls_disable", format!("{}: `{key}` configures a listener with tls_disable: the OpenBao/Vault API would be plaintext", obj.display()))
                     .with_help("remove tls_disable (OpenBao chart: global.tlsDisable: false and a server config whose listener sets tls_cert_file/tls_key_file)"),
             );
         }
@@ -912,7 +887,7 @@ fn configmap_plaintext(obj: &Object) -> Vec<Finding> {
                 let a = scalar_text(a);
                 if !is_https(&a) {
                     out.push(
-                        object_at(PLAINTEXT_ENDPOINT, obj, k, format!("{}: worker profile `{k}` is `{a}`, not https://: workers would register over plaintext gRPC", obj.display()))
+                        Finding::object_at(PLAINTEXT_ENDPOINT, obj, k, format!("{}: worker profile `{k}` is `{a}`, not https://: workers would register over plaintext gRPC", obj.display()))
                             .with_help("set the router's gRPC dial address to https://<host>:<port>"),
                     );
                 }
@@ -977,7 +952,7 @@ fn tcp_route_grpc(g: &Graph, route: &Object) -> Vec<Finding> {
             };
             if grpc {
                 out.push(
-                    object_at(PLAINTEXT_ENDPOINT, route, name, format!("{}: routes worker gRPC to Service {}/{name} port {port} through a plain TCP listener: registration traffic would cross the network in cleartext", route.display(), bns.unwrap_or("?")))
+                    Finding::object_at(PLAINTEXT_ENDPOINT, route, name, format!("{}: routes worker gRPC to Service {}/{name} port {port} through a plain TCP listener: registration traffic would cross the network in cleartext", route.display(), bns.unwrap_or("?")))
                         .with_help("expose worker gRPC through an HTTPS listener whose certificate covers the gRPC dial host, with a GRPCRoute to a Service port that has appProtocol kubernetes.io/h2c"),
                 );
             }
@@ -1032,7 +1007,7 @@ fn exposed_grpc_service(svc: &Object) -> Vec<Finding> {
         .filter(|p| p.get("port").and_then(Value::as_u64) == Some(50071) || p.get("targetPort").and_then(Value::as_u64) == Some(50071))
         .map(|p| {
             let port = p.get("port").and_then(Value::as_u64).unwrap_or_default();
-            object_at(PLAINTEXT_ENDPOINT, svc, "50071", format!("{}: a {ty} Service exposes the router's plaintext gRPC port (port {port} → 50071) outside the cluster", svc.display()))
+            Finding::object_at(PLAINTEXT_ENDPOINT, svc, "50071", format!("{}: a {ty} Service exposes the router's plaintext gRPC port (port {port} → 50071) outside the cluster", svc.display()))
                 .with_help("keep the router's gRPC Service ClusterIP and expose worker gRPC through an HTTPS Gateway listener (GRPCRoute, h2c to the router)")
         })
         .collect()

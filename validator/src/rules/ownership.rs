@@ -464,7 +464,7 @@ fn tls_secret_one_owner(ctx: &Ctx) -> Vec<Finding> {
                 (WriterKind::Certificate, _) => "certificateRefs:",
                 _ => "kind: Secret",
             };
-            out.push(super::insecure::object_at(TLS_SECRET_ONE_OWNER, w.obj, needle, msg).with_help(help));
+            out.push(Finding::object_at(TLS_SECRET_ONE_OWNER, w.obj, needle, msg).with_help(help));
         }
     }
     out

@@ -701,7 +701,7 @@ fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
             }
             for p in problems {
                 out.push(
-                    super::insecure::object_at(IMAGE_PINNED, obj, image, format!("{who} image `{image}` {p}"))
+                    Finding::object_at(IMAGE_PINNED, obj, image, format!("{who} image `{image}` {p}"))
                         .with_help("use an exact released tag from an allowed registry, with an @sha256 digest where the policy requires one"),
                 );
             }

@@ -153,27 +153,6 @@ fn list(v: &[String]) -> String {
     format!("[{s}]")
 }
 
-/// A finding pointing at the first line containing `needle` inside the object's own document of
-/// its source text (the object's line when not found).
-fn at(rule: &'static str, obj: &Object, needle: &str, msg: impl Into<String>) -> Finding {
-    let mut f = Finding::object(rule, obj, msg);
-    if let (Some(src), Some(line)) = (f.source.as_mut(), line_in_doc(obj, needle)) {
-        src.line = Some(line);
-    }
-    f
-}
-
-fn line_in_doc(obj: &Object, needle: &str) -> Option<usize> {
-    let text = obj.prov.template_text.as_deref()?;
-    let start = obj.prov.line?.checked_sub(1)?;
-    text.lines()
-        .enumerate()
-        .skip(start)
-        .take_while(|(i, l)| *i == start || !(l.trim_end() == "---" || l.starts_with("--- ")))
-        .find(|(_, l)| l.contains(needle))
-        .map(|(i, _)| i + 1)
-}
-
 fn is_certificate(o: &Object) -> bool {
     o.kind == "Certificate" && o.group() == CM
 }
@@ -458,7 +437,7 @@ fn listener_finding(gw: &Object, l: &Value, lname: &str, name: &str, id: &Identi
                 .unwrap_or_default()
         )
     };
-    at(SAN, gw, lhost.unwrap_or(lname), msg).with_help(
+    Finding::object_at(SAN, gw, lhost.unwrap_or(lname), msg).with_help(
         "Workers and clients match the SNI against subjectAltNames only (the CN is ignored); a `*` covers one label.",
     )
 }
@@ -562,7 +541,7 @@ fn check_advertised(g: &Graph, r: &RouterWorkload) -> Vec<Finding> {
     let obj = r.obj;
     let ns = ns_of(obj);
     if template.contains("{pod_name}") && obj.kind != "StatefulSet" {
-        return vec![at(
+        return vec![Finding::object_at(
             SAN,
             obj,
             F_TEMPLATE,
@@ -598,7 +577,7 @@ fn check_advertised(g: &Graph, r: &RouterWorkload) -> Vec<Finding> {
     let mut missing: Vec<(String, String)> = Vec::new();
     for (name, which) in expansions {
         if !names::is_valid_reference(&name) {
-            out.push(at(
+            out.push(Finding::object_at(
                 SAN,
                 obj,
                 F_TEMPLATE,
@@ -631,7 +610,7 @@ fn check_advertised(g: &Graph, r: &RouterWorkload) -> Vec<Finding> {
     };
     let verb = if missing.len() == 1 { "is" } else { "are" };
     out.push(
-        at(
+        Finding::object_at(
             SAN,
             obj,
             F_TEMPLATE,
@@ -748,7 +727,7 @@ fn check_grpc_dial(g: &Graph, r: &RouterWorkload, judged: &BTreeSet<(String, Str
             let Some(id) = ids.iter().find(|id| !id.covers(&host)) else {
                 return Vec::new();
             };
-            vec![at(
+            vec![Finding::object_at(
                 SAN,
                 r.obj,
                 F_GRPC_DIAL,
@@ -785,7 +764,7 @@ fn check_grpc_dial(g: &Graph, r: &RouterWorkload, judged: &BTreeSet<(String, Str
                     format!("have the certificate in {} reissued with {host} in its subjectAltNames", secret.display())
                 }
             };
-            vec![at(
+            vec![Finding::object_at(
                 SAN,
                 r.obj,
                 F_GRPC_DIAL,
@@ -829,7 +808,7 @@ fn check_server_auth(ctx: &Ctx) -> Vec<Finding> {
             } else {
                 format!("has spec.usages {} without server auth", list(&u))
             };
-            out.push(at(
+            out.push(Finding::object_at(
                 SERVER_AUTH,
                 c,
                 if u.is_empty() { "spec:" } else { "usages" },
@@ -1016,7 +995,7 @@ impl OpenBaoRole {
         let mut out = Vec::new();
         // Role EKU.
         if !self.flag("server_flag", true) {
-            out.push(at(SERVER_AUTH, c, "issuerRef", format!(
+            out.push(Finding::object_at(SERVER_AUTH, c, "issuerRef", format!(
                 "{} is signed by {role}, which has server_flag=false: OpenBao decides EKUs from the role, not the CSR, so the \
                  certificate will lack serverAuth whatever spec.usages says; set server_flag=true on the role",
                 c.display()
@@ -1039,7 +1018,7 @@ impl OpenBaoRole {
             .unwrap_or("rsa")
             .to_ascii_lowercase();
         if role_type != "any" && role_type != ktype {
-            out.push(at(SERVER_AUTH, c, "privateKey", format!(
+            out.push(Finding::object_at(SERVER_AUTH, c, "privateKey", format!(
                 "{} requests an {algo} key, but {role} has key_type={role_type} and refuses it; set privateKey.algorithm to \
                  {} or the role's key_type to {ktype}",
                 c.display(),
@@ -1052,7 +1031,7 @@ impl OpenBaoRole {
                 .filter(|b| *b > 0)
                 .unwrap_or(default_bits);
             if size < bits {
-                out.push(at(SERVER_AUTH, c, "privateKey", format!(
+                out.push(Finding::object_at(SERVER_AUTH, c, "privateKey", format!(
                     "{} requests a {size}-bit {algo} key, but {role} requires at least key_bits={bits}; set privateKey.size: {bits}",
                     c.display()
                 )));
@@ -1061,7 +1040,7 @@ impl OpenBaoRole {
         // Common name.
         let cn = c.str_at("/spec/commonName").filter(|s| !s.is_empty());
         if cn.is_none() && self.flag("require_cn", true) {
-            out.push(at(
+            out.push(Finding::object_at(
                 SERVER_AUTH,
                 c,
                 "dnsNames",
@@ -1079,7 +1058,7 @@ impl OpenBaoRole {
         if !refused.is_empty() {
             let wild_off =
                 refused.iter().any(|n| n.starts_with("*.")) && !self.flag("allow_wildcard_certificates", true);
-            out.push(at(SERVER_AUTH, c, "dnsNames", format!(
+            out.push(Finding::object_at(SERVER_AUTH, c, "dnsNames", format!(
                 "{} requests {} that {role} does not allow (allowed_domains {}, allow_subdomains={}, allow_bare_domains={}{}); \
                  widen the role or drop the names",
                 c.display(),
@@ -1093,7 +1072,7 @@ impl OpenBaoRole {
         // IP SANs.
         let ips = strings(&c.body, "/spec/ipAddresses");
         if !ips.is_empty() && !self.flag("allow_ip_sans", true) {
-            out.push(at(
+            out.push(Finding::object_at(
                 SERVER_AUTH,
                 c,
                 "ipAddresses",
@@ -1110,7 +1089,7 @@ impl OpenBaoRole {
         let max_ttl = self.p("max_ttl").and_then(parse_duration).filter(|t| *t > 0);
         if let (Some(d), Some(max)) = (duration, max_ttl) {
             if d > max {
-                out.push(at(SERVER_AUTH, c, "duration", format!(
+                out.push(Finding::object_at(SERVER_AUTH, c, "duration", format!(
                     "{} asks for duration {}, but {role} has max_ttl {}: OpenBao silently caps the certificate, so it expires \
                      earlier than cert-manager plans (renewBefore may then trigger constant renewals); set duration ≤ {} or \
                      raise max_ttl (and the mount's max lease TTL)",
@@ -1139,7 +1118,7 @@ fn check_issuer_resolves(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for c in g.objects.iter().filter(|o| is_certificate(o) && !o.prov.external) {
         let Some(name) = c.str_at("/spec/issuerRef/name").filter(|n| !n.is_empty()) else {
-            out.push(at(
+            out.push(Finding::object_at(
                 ISSUER,
                 c,
                 "issuerRef",
@@ -1159,7 +1138,7 @@ fn check_issuer_resolves(ctx: &Ctx) -> Vec<Finding> {
             .filter(|s| !s.is_empty())
             .unwrap_or("Issuer");
         if group == CM && kind != "Issuer" && kind != "ClusterIssuer" {
-            out.push(at(
+            out.push(Finding::object_at(
                 ISSUER,
                 c,
                 "issuerRef",
@@ -1181,7 +1160,7 @@ fn check_issuer_resolves(ctx: &Ctx) -> Vec<Finding> {
         } else {
             String::new()
         };
-        out.push(at(ISSUER, c, "issuerRef", format!(
+        out.push(Finding::object_at(ISSUER, c, "issuerRef", format!(
             "{} is issued by {kind} {name} (group {group}), which the stack does not render and the policy does not declare \
              as external{hint}; cert-manager will leave it unissued. Render the issuer, fix issuerRef, or declare it under \
              `externals:` in the policy",
@@ -1203,7 +1182,7 @@ fn check_vault(ctx: &Ctx) -> Vec<Finding> {
         let who = iss.display();
         let server = str_at(v, "/server").unwrap_or("");
         if !server.to_ascii_lowercase().starts_with("https://") {
-            out.push(at(VAULT, iss, "server", format!(
+            out.push(Finding::object_at(VAULT, iss, "server", format!(
                 "{who} talks to Vault/OpenBao at `{server}`, not https: the CSR, the signed certificate and the \
                  ServiceAccount token cross the network in clear; set spec.vault.server to https://… and turn the OpenBao \
                  listener's TLS on"
@@ -1212,13 +1191,13 @@ fn check_vault(ctx: &Ctx) -> Vec<Finding> {
         let has_bundle = str_at(v, "/caBundle").is_some_and(|s| !s.trim().is_empty());
         let has_ref = v.pointer("/caBundleSecretRef").is_some_and(|r| !r.is_null());
         if !has_bundle && !has_ref {
-            out.push(at(VAULT, iss, "vault:", format!(
+            out.push(Finding::object_at(VAULT, iss, "vault:", format!(
                 "{who} has neither caBundle nor caBundleSecretRef: cert-manager then trusts the system roots for the OpenBao \
                  listener instead of the stack's bootstrap CA; set caBundleSecretRef (or caBundle) to the CA that signed \
                  OpenBao's serving certificate"
             )));
         } else if has_bundle && has_ref {
-            out.push(at(
+            out.push(Finding::object_at(
                 VAULT,
                 iss,
                 "caBundle",
@@ -1229,7 +1208,7 @@ fn check_vault(ctx: &Ctx) -> Vec<Finding> {
         }
         let path = str_at(v, "/path").unwrap_or("");
         if !path.contains("/sign/") {
-            out.push(at(VAULT, iss, "path", format!(
+            out.push(Finding::object_at(VAULT, iss, "path", format!(
                 "{who} uses path `{path}`, which is not a `<mount>/sign/<role>` path: cert-manager submits a CSR and needs \
                  the role-constrained sign endpoint (issue/ generates keys in OpenBao, sign-verbatim/ bypasses the role); \
                  set path: <intermediate mount>/sign/<role>"
@@ -1249,7 +1228,7 @@ fn check_vault(ctx: &Ctx) -> Vec<Finding> {
                 Some(a) if a.get("clientCertificate").is_some() => "a client certificate stored in a Secret",
                 _ => "no auth method",
             };
-            out.push(at(VAULT, iss, "auth", format!(
+            out.push(Finding::object_at(VAULT, iss, "auth", format!(
                 "{who} authenticates to OpenBao with {method}; use auth.kubernetes with serviceAccountRef (a short-lived, \
                  audience-bound token cert-manager requests for a dedicated ServiceAccount) and a Kubernetes auth role bound \
                  to it"
@@ -1348,12 +1327,17 @@ fn check_bundle(ctx: &Ctx) -> Vec<Finding> {
         let blocks = match pki::blocks(&b.pem) {
             Ok(bl) => bl,
             Err(e) => {
-                out.push(at(BUNDLE, b.obj, b.needle, format!("{whose}: {e}; fix the PEM")));
+                out.push(Finding::object_at(
+                    BUNDLE,
+                    b.obj,
+                    b.needle,
+                    format!("{whose}: {e}; fix the PEM"),
+                ));
                 continue;
             }
         };
         if blocks.is_empty() {
-            out.push(at(BUNDLE, b.obj, b.needle, format!(
+            out.push(Finding::object_at(BUNDLE, b.obj, b.needle, format!(
                 "{whose} holds no certificate: workers would have nothing to trust the router with (or fall back to system \
                  roots); put the PEM of the CA certificate(s) that issue the router's certificates there"
             )));
@@ -1366,7 +1350,7 @@ fn check_bundle(ctx: &Ctx) -> Vec<Finding> {
                     index: bl.index,
                     label: bl.label.clone(),
                 };
-                let f = at(BUNDLE, b.obj, b.needle, format!("{whose}: {e}"));
+                let f = Finding::object_at(BUNDLE, b.obj, b.needle, format!("{whose}: {e}"));
                 out.push(if e.is_private_key() {
                     f.with_help("A private key in a published ConfigMap is readable by everyone who can read the namespace: rotate it, do not just delete the block.")
                 } else {
@@ -1377,7 +1361,7 @@ fn check_bundle(ctx: &Ctx) -> Vec<Finding> {
             let der = match &bl.der {
                 Some(Ok(d)) => d,
                 Some(Err(reason)) => {
-                    out.push(at(
+                    out.push(Finding::object_at(
                         BUNDLE,
                         b.obj,
                         b.needle,
@@ -1396,7 +1380,7 @@ fn check_bundle(ctx: &Ctx) -> Vec<Finding> {
             let info = match pki::describe(der) {
                 Ok(i) => i,
                 Err(reason) => {
-                    out.push(at(
+                    out.push(Finding::object_at(
                         BUNDLE,
                         b.obj,
                         b.needle,
@@ -1414,7 +1398,7 @@ fn check_bundle(ctx: &Ctx) -> Vec<Finding> {
             let cert = format!("{whose}: certificate {} {}", bl.index, info.label());
             if seen.contains(&info.sha256) {
                 out.push(
-                    at(
+                    Finding::object_at(
                         BUNDLE,
                         b.obj,
                         b.needle,
@@ -1426,13 +1410,13 @@ fn check_bundle(ctx: &Ctx) -> Vec<Finding> {
             }
             seen.push(info.sha256.clone());
             if !info.is_ca {
-                out.push(at(BUNDLE, b.obj, b.needle, format!(
+                out.push(Finding::object_at(BUNDLE, b.obj, b.needle, format!(
                     "{cert} is not a CA (no basicConstraints cA=true) — a leaf or server certificate; workers anchor trust \
                      in CA certificates, and pinning a leaf breaks at its first renewal; publish the issuing root CA instead"
                 )));
             }
             if info.not_after < now {
-                out.push(at(
+                out.push(Finding::object_at(
                     BUNDLE,
                     b.obj,
                     b.needle,
@@ -1443,7 +1427,7 @@ fn check_bundle(ctx: &Ctx) -> Vec<Finding> {
                 ));
             } else if info.not_before > now {
                 out.push(
-                    at(
+                    Finding::object_at(
                         BUNDLE,
                         b.obj,
                         b.needle,
@@ -1466,7 +1450,7 @@ fn check_fingerprint(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
     let mut out = Vec::new();
     let mismatch = |obj: &Object, needle: &str, what: &str, recorded: &str, computed: &str| {
-        at(FINGERPRINT, obj, needle, format!(
+        Finding::object_at(FINGERPRINT, obj, needle, format!(
             "{} records {what} {recorded}, but the bundle it describes has nvcf-trust-bundle-v1 fingerprint {computed}; \
              workers that pin the recorded value will refuse the bundle; recompute it with `nvcf-validate fingerprint` (or \
              let the chart compute it) instead of copying it by hand",
@@ -1487,7 +1471,7 @@ fn check_fingerprint(ctx: &Ctx) -> Vec<Finding> {
             Some(r) if r.trim() != computed => {
                 out.push(mismatch(b.obj, FP_ANNOTATION, &format!("annotation {FP_ANNOTATION}:"), r, &computed));
             }
-            None if contract && b.obj.name == TRUST_BUNDLE => out.push(at(FINGERPRINT, b.obj, "annotations", format!(
+            None if contract && b.obj.name == TRUST_BUNDLE => out.push(Finding::object_at(FINGERPRINT, b.obj, "annotations", format!(
                 "{} records no {FP_ANNOTATION} annotation; the contract requires it so workers and operators can pin the \
                  bundle; set it to {computed}",
                 b.obj.display()
@@ -1500,7 +1484,7 @@ fn check_fingerprint(ctx: &Ctx) -> Vec<Finding> {
                 Some(r) if r.trim() != computed => {
                     out.push(mismatch(b.obj, "trustBundleFingerprint", "profile.yaml trustBundleFingerprint", r, &computed))
                 }
-                None if contract => out.push(at(FINGERPRINT, b.obj, "profile.yaml", format!(
+                None if contract => out.push(Finding::object_at(FINGERPRINT, b.obj, "profile.yaml", format!(
                     "{} profile.yaml has no trustBundleFingerprint; workers need it to pin the bundle; set it to {computed}",
                     b.obj.display()
                 ))),
@@ -1512,7 +1496,7 @@ fn check_fingerprint(ctx: &Ctx) -> Vec<Finding> {
                     .str_at("/data/ca.crt")
                     .and_then(|p| pki::fingerprint::bundle_fingerprint(p.as_bytes()).ok());
                 if let Some(theirs) = theirs.filter(|t| *t != computed) {
-                    out.push(at(FINGERPRINT, b.obj, "trustBundle", format!(
+                    out.push(Finding::object_at(FINGERPRINT, b.obj, "trustBundle", format!(
                         "{} publishes a trust bundle with fingerprint {computed}, but {} holds {theirs}; workers registered \
                          from the profile would trust different CAs than the published bundle; render both from the same PEM",
                         b.obj.display(),
@@ -1563,7 +1547,7 @@ fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
                     .and_then(Value::as_str)
                     .filter(|s| !s.is_empty());
                 if let Some(sp) = sub {
-                    out.push(at(RELOAD, obj, &format!("subPath: {sp}"), format!(
+                    out.push(Finding::object_at(RELOAD, obj, &format!("subPath: {sp}"), format!(
                         "container {cname} of {} mounts the TLS Secret {secret} (volume {vname}) with subPath {sp}: subPath \
                          mounts never receive updates, so the renewed certificate never reaches the process; mount the whole \
                          volume as a directory and point the path flags into it",
@@ -1577,7 +1561,7 @@ fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
                 };
                 uses_tls = true;
                 let var = e.get("name").and_then(Value::as_str).unwrap_or("?");
-                out.push(at(RELOAD, obj, "secretKeyRef", format!(
+                out.push(Finding::object_at(RELOAD, obj, "secretKeyRef", format!(
                     "container {cname} of {} reads the TLS Secret {secret} through env {var}: environment variables are \
                      fixed at start, so renewals never reach the process; mount the Secret as a volume instead",
                     obj.display()
@@ -1588,7 +1572,7 @@ fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
                     continue;
                 };
                 uses_tls = true;
-                out.push(at(RELOAD, obj, "secretRef", format!(
+                out.push(Finding::object_at(RELOAD, obj, "secretRef", format!(
                     "container {cname} of {} imports the TLS Secret {secret} with envFrom: environment variables are fixed \
                      at start, so renewals never reach the process; mount the Secret as a volume instead",
                     obj.display()
@@ -1609,7 +1593,7 @@ fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
             let key_of = |m: &Mount| m.volume.and_then(|v| secret_key_at(v, &m.rel)).map(|(s, _)| s);
             let (cs, ks) = (key_of(&cm), key_of(&km));
             if cm.volume_name() != km.volume_name() {
-                out.push(at(RELOAD, obj, F_KEY, format!(
+                out.push(Finding::object_at(RELOAD, obj, F_KEY, format!(
                     "{} reads {F_CERT} from volume {} and {F_KEY} from volume {}: keys of one Secret flip together only \
                      within one volume, so during a renewal the router can load a certificate with the other key; mount one \
                      volume with both tls.crt and tls.key",
@@ -1619,7 +1603,7 @@ fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
                 )));
             } else if let (Some(cs), Some(ks)) = (cs, ks) {
                 if cs != ks {
-                    out.push(at(RELOAD, obj, F_KEY, format!(
+                    out.push(Finding::object_at(RELOAD, obj, F_KEY, format!(
                         "{} takes the certificate from Secret {cs} and the key from Secret {ks}: they renew independently, \
                          so the pair will not match after a renewal; take both from the one Secret cert-manager writes",
                         r.describe()
@@ -1638,7 +1622,7 @@ fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
                 && (["tls", "cert", "secret"].iter().any(|w| lk.contains(w))
                     || tls.iter().any(|s| lk.contains(&s.to_ascii_lowercase())))
             {
-                out.push(at(RELOAD, obj, k, format!(
+                out.push(Finding::object_at(RELOAD, obj, k, format!(
                     "the pod template of {} carries annotation {k}, a checksum of TLS material: every renewal changes it \
                      and restarts all pods (dropping every worker tunnel), although the router reloads certificates in \
                      place; remove the annotation",
@@ -1661,7 +1645,7 @@ fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
                 _ => None,
             };
             if let Some(what) = hit {
-                out.push(at(RELOAD, obj, k, format!(
+                out.push(Finding::object_at(RELOAD, obj, k, format!(
                     "{} has annotation {k}: {val}, which restarts its pods whenever {what} is renewed; the router reloads \
                      certificates in place, so drop the annotation (or exclude the TLS Secret from it)",
                     obj.display()
@@ -1694,7 +1678,7 @@ fn check_paths(ctx: &Ctx) -> Vec<Finding> {
                 } else {
                     (F_KEY, F_CERT)
                 };
-                out.push(at(PATHS, obj, set, format!(
+                out.push(Finding::object_at(PATHS, obj, set, format!(
                     "{} sets {set} but not {unset}: the router needs both (or neither) and the half-set pair either fails \
                      at start or leaves QUIC without the intended certificate; set {unset} to the other file of the same \
                      mounted TLS Secret",
@@ -1711,7 +1695,7 @@ fn check_paths(ctx: &Ctx) -> Vec<Finding> {
             (F_KEY, key.unwrap_or(""), "tls.key"),
         ] {
             let Some(m) = mount_for(pod, r.container, path) else {
-                out.push(at(
+                out.push(Finding::object_at(
                     PATHS,
                     obj,
                     flag,
@@ -1729,7 +1713,7 @@ fn check_paths(ctx: &Ctx) -> Vec<Finding> {
                     .and_then(|v| v.as_object())
                     .and_then(|o| o.keys().find(|k| *k != "name").cloned())
                     .unwrap_or_else(|| "undeclared".into());
-                out.push(at(PATHS, obj, flag, format!(
+                out.push(Finding::object_at(PATHS, obj, flag, format!(
                     "{flag}={path} of {} points into volume {} ({kind}) mounted at {}, not a secret or projected volume \
                      holding the TLS Secret; mount the Secret and point {flag} at its {want}",
                     r.describe(),
@@ -1742,7 +1726,7 @@ fn check_paths(ctx: &Ctx) -> Vec<Finding> {
                 continue; // tls-mount-reloadable reports subPath mounts
             }
             match secret_key_at(vol, &m.rel) {
-                None => out.push(at(PATHS, obj, flag, format!(
+                None => out.push(Finding::object_at(PATHS, obj, flag, format!(
                     "{flag}={path} of {} names {} inside volume {} (mounted at {}), but the volume projects no such file; \
                      point {flag} at {}/{want}",
                     r.describe(),
@@ -1751,7 +1735,7 @@ fn check_paths(ctx: &Ctx) -> Vec<Finding> {
                     m.mount_path,
                     m.mount_path
                 ))),
-                Some((secret, k)) if tls.contains(&secret) && !TLS_KEYS.contains(&k.as_str()) => out.push(at(PATHS, obj, flag, format!(
+                Some((secret, k)) if tls.contains(&secret) && !TLS_KEYS.contains(&k.as_str()) => out.push(Finding::object_at(PATHS, obj, flag, format!(
                     "{flag}={path} of {} names `{k}` inside volume {} (mounted at {}), but the TLS Secret {secret} has only \
                      the keys tls.crt, tls.key and ca.crt; point {flag} at {}/{want}",
                     r.describe(),
@@ -1759,7 +1743,7 @@ fn check_paths(ctx: &Ctx) -> Vec<Finding> {
                     m.mount_path,
                     m.mount_path
                 ))),
-                Some((secret, k)) if tls.contains(&secret) && k != want => out.push(at(PATHS, obj, flag, format!(
+                Some((secret, k)) if tls.contains(&secret) && k != want => out.push(Finding::object_at(PATHS, obj, flag, format!(
                     "{flag}={path} of {} reads key `{k}` of the TLS Secret {secret}, but the {} is in `{want}`; point {flag} \
                      at {}/{want}",
                     r.describe(),

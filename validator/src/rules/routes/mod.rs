@@ -93,39 +93,10 @@ pub(crate) fn routes(graph: &Graph) -> impl Iterator<Item = &Object> {
 /// line when the first needle is not found.
 pub(crate) fn finding_at(rule: &'static str, obj: &Object, path: &[String], msg: impl Into<String>) -> Finding {
     let mut f = Finding::object(rule, obj, msg);
-    if let (Some(src), Some(line)) = (f.source.as_mut(), line_in_doc(obj, path)) {
-        src.line = Some(line);
+    if let Some(src) = f.source.as_mut() {
+        src.line = obj.line_of_path(path, line_matches);
     }
     f
-}
-
-fn line_in_doc(obj: &Object, path: &[String]) -> Option<usize> {
-    let text = obj.prov.template_text.as_deref()?;
-    let lines: Vec<&str> = text.lines().collect();
-    let start = obj
-        .prov
-        .line
-        .map(|l| l.saturating_sub(1))
-        .filter(|&s| s < lines.len())
-        .unwrap_or(0);
-    let end = lines[start..]
-        .iter()
-        .enumerate()
-        .skip(1)
-        .find(|(_, l)| l.trim_end() == "---" || l.starts_with("--- "))
-        .map_or(lines.len(), |(i, _)| start + i);
-    let mut hit = None;
-    let mut from = start;
-    for needle in path {
-        match (from..end).find(|&i| line_matches(lines[i], needle)) {
-            Some(i) => {
-                hit = Some(i + 1);
-                from = i; // flow style keeps several needles on one line
-            }
-            None => break,
-        }
-    }
-    hit
 }
 
 /// `line` holds `needle` as a YAML key/value, in block or flow style (list dashes, braces and
