@@ -55,6 +55,18 @@ pub struct Settings {
     /// Rules that may never be waived.
     #[serde(default = "default_never_waive")]
     pub never_waive: Vec<String>,
+    /// Plain `http://` endpoints accepted anyway by `plaintext-endpoint`, each with a reason.
+    #[serde(default)]
+    pub plaintext_allowed: Vec<PlaintextAllowed>,
+}
+
+/// One plaintext endpoint the policy accepts: `host` is a host name or IP (any port) or
+/// `host:port`; the reason is required.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaintextAllowed {
+    pub host: String,
+    pub reason: String,
 }
 
 fn default_never_waive() -> Vec<String> {
@@ -69,11 +81,22 @@ impl Default for Settings {
             allowed_image_registries: Vec::new(),
             require_image_digests: Vec::new(),
             never_waive: default_never_waive(),
+            plaintext_allowed: Vec::new(),
         }
     }
 }
 
 impl Settings {
+    /// The policy's entry accepting plaintext to `host` (and `port`, when the entry names one).
+    pub fn plaintext_allowed(&self, host: &str, port: Option<u16>) -> Option<&PlaintextAllowed> {
+        self.plaintext_allowed.iter().find(|a| match a.host.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') || h.ends_with(']') => {
+                h.trim_matches(['[', ']']).eq_ignore_ascii_case(host) && p.parse::<u16>().ok() == port
+            }
+            _ => a.host.trim_matches(['[', ']']).eq_ignore_ascii_case(host),
+        })
+    }
+
     pub fn digests_required(&self, environment: &str) -> bool {
         self.require_image_digests.iter().any(|e| e == "*" || e == environment)
     }
@@ -278,6 +301,17 @@ impl Policy {
                 index: n,
                 line: lines.get(i).copied(),
             });
+        }
+        if let Some(a) = raw
+            .settings
+            .iter()
+            .flat_map(|s| &s.plaintext_allowed)
+            .find(|a| a.reason.trim().is_empty() || a.host.trim().is_empty())
+        {
+            bail!(
+                "{display}: settings.plaintextAllowed entry `{}` needs a host and a reason; every accepted plaintext endpoint must say why",
+                a.host
+            );
         }
         for rule in raw.severity.keys() {
             if crate::rules::find(rule).is_none() {

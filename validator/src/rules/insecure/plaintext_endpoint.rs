@@ -25,19 +25,48 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                     );
                 }
             }
-            ("", "ConfigMap") => out.extend(configmap_plaintext(obj)),
+            ("", "ConfigMap") => {
+                out.extend(configmap_plaintext(obj));
+                out.extend(configmap_dials(ctx, obj));
+            }
             ("gateway.networking.k8s.io", "TCPRoute") => out.extend(tcp_route_grpc(ctx.graph, obj)),
             ("", "Service") => out.extend(exposed_grpc_service(obj)),
             _ => {}
         }
         for (list, c) in obj.containers() {
             let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
-            for f in flag_uses(&cmdline(c)) {
-                if f.name == grpc_dial {
-                    let v = f.value().unwrap_or_default();
-                    if !is_https(v) {
-                        out.push(dial_addr_finding(obj, &f.flag, &who, v));
+            if let Some(shown) = dev_server(&cmdline(c)) {
+                out.push(
+                    Finding::object_at(PLAINTEXT_ENDPOINT, obj, "-dev", format!("{who} runs `{shown}`: an OpenBao/Vault dev server, in memory, unsealed, with a root token and a plaintext listener"))
+                        .with_help("run a real server with a listener that sets tls_cert_file/tls_key_file (or, for a local test only, `-dev-tls`)"),
+                );
+            }
+            let mut dialed: Vec<String> = Vec::new();
+            for (place, words) in commands(c) {
+                let flags = flag_uses(&words);
+                for f in &flags {
+                    if f.name == grpc_dial {
+                        let v = f.value().unwrap_or_default();
+                        if !is_https(v) {
+                            out.push(dial_addr_finding(obj, &f.flag, &who, v));
+                        }
+                        dialed.push(v.to_string());
+                    } else if let Some(v) = f.value().filter(|_| !dial::is_listen_name(&f.name)) {
+                        let what = format!("{}`{}`", place_word(place), f.flag);
+                        if !dialed.iter().any(|d| d == v) {
+                            out.extend(plaintext_dial(ctx, obj, &who, &what, &f.flag, v));
+                            dialed.push(v.to_string());
+                        }
                     }
+                }
+                // Explicit http:// URLs given as arguments (`curl http://…`).
+                for w in &words {
+                    if !is_http(w) || dialed.contains(w) {
+                        continue;
+                    }
+                    let what = format!("{}an argument", place_word(place));
+                    out.extend(plaintext_dial(ctx, obj, &who, &what, w, w));
+                    dialed.push(w.clone());
                 }
             }
             for EnvVar {
@@ -61,13 +90,140 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                         Finding::object_at(PLAINTEXT_ENDPOINT, obj, &needle, format!("{who}: `{name}`{via} configures a listener with tls_disable: the OpenBao/Vault API would be plaintext"))
                             .with_help("remove tls_disable and set tls_cert_file/tls_key_file on the listener"),
                     );
+                } else if !dial::is_listen_name(&name) && !dialed.contains(&text) {
+                    out.extend(plaintext_dial(
+                        ctx,
+                        obj,
+                        &who,
+                        &format!("`{name}`{via}"),
+                        &needle,
+                        &text,
+                    ));
                 }
             }
         }
     }
     if let Some(state) = ctx.state {
-        for r in state.installed().filter(|r| is_openbao(r)) {
+        // OpenBao/Vault servers by chart name or by what their values configure.
+        for r in state
+            .installed()
+            .filter(|r| is_openbao(r) || server_config::configures_server(&effective_values(r)))
+        {
             out.extend(openbao_values(ctx, r));
+        }
+    }
+    out
+}
+
+/// `bao server -dev` / `vault server -dev` (any path to the binary, any wrapper before it) without
+/// `-dev-tls`: the dev server's listener is plaintext.
+fn dev_server(words: &[String]) -> Option<String> {
+    let server = words.iter().position(|w| w == "server")?;
+    let bin = words[..server].iter().rev().find(|w| !w.starts_with('-'))?;
+    let bin = bin.rsplit('/').next().unwrap_or(bin);
+    if !matches!(bin, "bao" | "vault" | "openbao") {
+        return None;
+    }
+    let after = &words[server + 1..];
+    let dev = after.iter().find(|w| {
+        let f = w.trim_start_matches('-');
+        w.starts_with('-') && (f == "dev" || f.strip_prefix("dev=").is_some_and(truthy_str))
+    })?;
+    if after.iter().any(|w| {
+        let f = w.trim_start_matches('-');
+        w.starts_with('-') && (f == "dev-tls" || f.strip_prefix("dev-tls=").is_some_and(truthy_str))
+    }) {
+        return None;
+    }
+    Some(format!("{bin} server {dev}"))
+}
+
+fn place_word(place: &str) -> String {
+    if place.is_empty() {
+        String::new()
+    } else {
+        format!("its {place} exec command's ")
+    }
+}
+
+/// A plaintext dial address: `http://` or scheme-less `host:port` reaching a Service port that
+/// serves TLS or gRPC, or explicit `http://` to any host that is not loopback (unless the policy's
+/// `settings.plaintextAllowed` lists it with a reason).
+fn plaintext_dial(ctx: &Ctx, obj: &Object, who: &str, what: &str, needle: &str, value: &str) -> Option<Finding> {
+    let d = dial::parse_dial(value)?;
+    if d.is_loopback() {
+        return None;
+    }
+    if let Some((svc, p)) = dial::service_port(ctx.graph, obj.namespace.as_deref(), &d) {
+        if dial::serves_tls_or_grpc(p) {
+            let pname = p.get("name").and_then(Value::as_str).unwrap_or("?");
+            let app = p
+                .get("appProtocol")
+                .and_then(Value::as_str)
+                .map(|a| format!(", appProtocol {a}"))
+                .unwrap_or_default();
+            let scheme = if d.http {
+                "plain http://"
+            } else {
+                "no scheme (plaintext)"
+            };
+            return Some(
+                Finding::object_at(PLAINTEXT_ENDPOINT, obj, needle, format!(
+                    "{who}: {what} dials `{value}` with {scheme}, but {} port {} (`{pname}`{app}) serves TLS or gRPC: the client would speak cleartext to a TLS endpoint, or carry gRPC unencrypted",
+                    svc.display(), d.port.unwrap_or(80)
+                ))
+                .with_help("dial https://<host>:<port> and give the client the CA that signed the server's certificate"),
+            );
+        }
+    }
+    if !d.http {
+        return None;
+    }
+    if ctx.policy.settings.plaintext_allowed(&d.host, d.port).is_some() {
+        return None;
+    }
+    Some(
+        Finding::object_at(PLAINTEXT_ENDPOINT, obj, needle, format!(
+            "{who}: {what} dials `{value}`, plain http:// to `{}`, which is not loopback: requests and credentials cross the network in cleartext",
+            d.host
+        ))
+        .with_help(format!(
+            "use https://; if this endpoint truly must stay plaintext, list it in the policy: settings.plaintextAllowed: [{{host: {}, reason: …}}]",
+            d.host
+        )),
+    )
+}
+
+/// ConfigMap values that are dial addresses, and `http://` URLs in configuration text.
+fn configmap_dials(ctx: &Ctx, obj: &Object) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let Some(data) = obj.at("/data").and_then(Value::as_object) else {
+        return out;
+    };
+    let who = obj.display();
+    for (key, v) in data {
+        let Some(text) = v.as_str() else { continue };
+        if key == "profile.yaml" || dial::is_listen_name(key) {
+            continue;
+        }
+        if dial::parse_dial(text).is_some() {
+            out.extend(plaintext_dial(ctx, obj, &who, &format!("key `{key}`"), key, text));
+            continue;
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for line in text.lines() {
+            let l = line.trim_start();
+            if l.starts_with('#') || l.starts_with("//") {
+                continue;
+            }
+            for w in l
+                .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | '=' | ';' | '(' | ')' | '<' | '>'))
+            {
+                if is_http(w) && !seen.contains(&w) {
+                    seen.push(w);
+                    out.extend(plaintext_dial(ctx, obj, &who, &format!("key `{key}`"), w, w));
+                }
+            }
         }
     }
     out
@@ -246,11 +402,12 @@ fn openbao_values(ctx: &Ctx, r: &Release) -> Vec<Finding> {
             .objects
             .iter()
             .any(|o| o.prov.release.as_deref() == Some(id.as_str()));
-    if rendered || r.values.is_null() {
+    let values = effective_values(r);
+    if rendered || (values.is_null() && r.set.is_empty()) {
         return Vec::new();
     }
     let set = |name: &str| r.set.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v);
-    let get = |name: &str| set(name).or_else(|| r.values.pointer(&format!("/{}", name.replace('.', "/"))));
+    let get = |name: &str| set(name).or_else(|| values.pointer(&format!("/{}", name.replace('.', "/"))));
     if get("server.enabled").is_some_and(falsy) {
         return Vec::new();
     }
@@ -287,10 +444,15 @@ fn openbao_values(ctx: &Ctx, r: &Release) -> Vec<Finding> {
         }
         _ => {}
     }
+    let what = if is_openbao(r) {
+        "OpenBao chart"
+    } else {
+        "an OpenBao/Vault server by its values"
+    };
     problems
         .into_iter()
         .map(|p| {
-            Finding::state(PLAINTEXT_ENDPOINT, Some(ctx.environment), Some(id.clone()), &r.file, r.line, format!("release {id} (OpenBao chart, not rendered): {p}"))
+            Finding::state(PLAINTEXT_ENDPOINT, Some(ctx.environment), Some(id.clone()), &r.file, r.line, format!("release {id} ({what}, not rendered): {p}"))
                 .with_help("set global.tlsDisable: false and a server config whose listener \"tcp\" has tls_cert_file/tls_key_file (the bootstrap Certificate mounted from openbao-issuer)")
         })
         .collect()
