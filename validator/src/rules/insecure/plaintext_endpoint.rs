@@ -14,6 +14,8 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
     // The router's dial flag in any spelling (`--grpc-pylon-dial-addr`, `-grpc_pylon_dial_addr`,
     // `GRPC_PYLON_DIAL_ADDR`): `grpcpylondialaddr`.
     let grpc_dial = norm(router::GRPC_PYLON_DIAL_ADDR);
+    // The router's gRPC ports, from its `--listen-addr` (the binary's default when absent).
+    let grpc_ports = router::grpc_listen_ports(ctx.graph);
     let mut out = Vec::new();
     for obj in rendered(ctx.graph) {
         match (obj.group(), obj.kind.as_str()) {
@@ -29,8 +31,8 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                 out.extend(configmap_plaintext(obj));
                 out.extend(configmap_dials(ctx, obj));
             }
-            ("gateway.networking.k8s.io", "TCPRoute") => out.extend(tcp_route_grpc(ctx.graph, obj)),
-            ("", "Service") => out.extend(exposed_grpc_service(obj)),
+            ("gateway.networking.k8s.io", "TCPRoute") => out.extend(tcp_route_grpc(ctx.graph, obj, &grpc_ports)),
+            ("", "Service") => out.extend(exposed_grpc_service(obj, &grpc_ports)),
             _ => {}
         }
         for (list, c) in obj.containers() {
@@ -276,8 +278,9 @@ fn configmap_plaintext(obj: &Object) -> Vec<Finding> {
     out
 }
 
-/// A Service port that carries the router's worker gRPC (plaintext in the binary).
-fn grpc_port(p: &Value) -> bool {
+/// A Service port that carries the router's worker gRPC (plaintext in the binary): it reaches one
+/// of the router's gRPC listen ports, or its name or appProtocol says gRPC/h2c.
+fn grpc_port(p: &Value, grpc_ports: &[u16]) -> bool {
     let name = p
         .get("name")
         .and_then(Value::as_str)
@@ -289,8 +292,9 @@ fn grpc_port(p: &Value) -> bool {
         .unwrap_or_default()
         .to_ascii_lowercase();
     let num = |k: &str| p.get(k).and_then(Value::as_u64);
-    num("port") == Some(50071)
-        || num("targetPort") == Some(50071)
+    let router = |n: Option<u64>| n.is_some_and(|n| grpc_ports.iter().any(|p| u64::from(*p) == n));
+    router(num("port"))
+        || router(num("targetPort"))
         || name.contains("grpc")
         || p.get("targetPort")
             .and_then(Value::as_str)
@@ -300,7 +304,7 @@ fn grpc_port(p: &Value) -> bool {
 }
 
 /// A TCPRoute that forwards to a gRPC port, unless every listener it attaches to terminates TLS.
-fn tcp_route_grpc(g: &Graph, route: &Object) -> Vec<Finding> {
+fn tcp_route_grpc(g: &Graph, route: &Object, grpc_ports: &[u16]) -> Vec<Finding> {
     let ns = route.namespace.as_deref();
     let mut out = Vec::new();
     if attaches_only_to_tls_listeners(g, route) {
@@ -326,8 +330,8 @@ fn tcp_route_grpc(g: &Graph, route: &Object) -> Vec<Finding> {
                 .and_then(Value::as_array)
                 .and_then(|ps| ps.iter().find(|p| p.get("port").and_then(Value::as_u64) == Some(port)));
             let grpc = match svc_port {
-                Some(p) => grpc_port(p),
-                None => port == 50071,
+                Some(p) => grpc_port(p, grpc_ports),
+                None => grpc_ports.iter().any(|g| u64::from(*g) == port),
             };
             if grpc {
                 out.push(
@@ -375,18 +379,26 @@ fn attaches_only_to_tls_listeners(g: &Graph, route: &Object) -> bool {
     !protocols.is_empty() && protocols.iter().all(|t| *t)
 }
 
-/// A LoadBalancer/NodePort Service that exposes the router's plaintext gRPC port (50071).
-fn exposed_grpc_service(svc: &Object) -> Vec<Finding> {
+/// A LoadBalancer/NodePort Service that exposes the router's plaintext gRPC port (its
+/// `--listen-addr` port, 50071 by default).
+fn exposed_grpc_service(svc: &Object, grpc_ports: &[u16]) -> Vec<Finding> {
     let ty = svc.str_at("/spec/type").unwrap_or("ClusterIP");
     if ty != "LoadBalancer" && ty != "NodePort" {
         return Vec::new();
     }
+    let num = |p: &Value, k: &str| p.get(k).and_then(Value::as_u64);
+    let target = |p: &Value| {
+        grpc_ports
+            .iter()
+            .copied()
+            .find(|g| num(p, "targetPort") == Some(u64::from(*g)) || num(p, "port") == Some(u64::from(*g)))
+    };
     let ports = svc.at("/spec/ports").and_then(Value::as_array).into_iter().flatten();
     ports
-        .filter(|p| p.get("port").and_then(Value::as_u64) == Some(50071) || p.get("targetPort").and_then(Value::as_u64) == Some(50071))
-        .map(|p| {
-            let port = p.get("port").and_then(Value::as_u64).unwrap_or_default();
-            Finding::object_at(PLAINTEXT_ENDPOINT, svc, "50071", format!("{}: a {ty} Service exposes the router's plaintext gRPC port (port {port} → 50071) outside the cluster", svc.display()))
+        .filter_map(|p| target(p).map(|g| (p, g)))
+        .map(|(p, g)| {
+            let port = num(p, "port").unwrap_or_default();
+            Finding::object_at(PLAINTEXT_ENDPOINT, svc, &g.to_string(), format!("{}: a {ty} Service exposes the router's plaintext gRPC port (port {port} → {g}) outside the cluster", svc.display()))
                 .with_help("keep the router's gRPC Service ClusterIP and expose worker gRPC through an HTTPS Gateway listener (GRPCRoute, h2c to the router)")
         })
         .collect()
