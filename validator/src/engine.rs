@@ -99,6 +99,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
             let opts = Options {
                 offline: args.offline,
                 chart_mirror: args.chart_mirror.clone(),
+                lock_file: policy.settings.lock_file.clone(),
             };
             let (stack, renders) =
                 pipeline::load_and_render(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;

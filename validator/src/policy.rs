@@ -58,6 +58,20 @@ pub struct Settings {
     /// Plain `http://` endpoints accepted anyway by `plaintext-endpoint`, each with a reason.
     #[serde(default)]
     pub plaintext_allowed: Vec<PlaintextAllowed>,
+    /// Repository-relative directories local charts may live in (`chart-source-allowed`).
+    #[serde(default = "default_local_chart_roots")]
+    pub local_chart_roots: Vec<String>,
+    /// The chart lock file, relative to the entry state's directory (`chart-digest-pinned`).
+    #[serde(default = "default_lock_file")]
+    pub lock_file: String,
+}
+
+fn default_local_chart_roots() -> Vec<String> {
+    vec!["charts/".into()]
+}
+
+fn default_lock_file() -> String {
+    crate::stack::lock::LOCK_FILE.into()
 }
 
 /// One plaintext endpoint the policy accepts: `host` is a host name or IP (any port) or
@@ -82,6 +96,8 @@ impl Default for Settings {
             require_image_digests: Vec::new(),
             never_waive: default_never_waive(),
             plaintext_allowed: Vec::new(),
+            local_chart_roots: default_local_chart_roots(),
+            lock_file: default_lock_file(),
         }
     }
 }
@@ -312,6 +328,15 @@ impl Policy {
                 "{display}: settings.plaintextAllowed entry `{}` needs a host and a reason; every accepted plaintext endpoint must say why",
                 a.host
             );
+        }
+        if let Some(s) = &raw.settings {
+            let bad = |p: &str| p.trim().is_empty() || p.starts_with('/') || p.split('/').any(|c| c == "..");
+            if let Some(r) = s.local_chart_roots.iter().find(|r| bad(r)) {
+                bail!("{display}: settings.localChartRoots entry `{r}` must be a directory inside the repository (relative, no `..`)");
+            }
+            if bad(&s.lock_file) {
+                bail!("{display}: settings.lockFile `{}` must be a file inside the repository (relative, no `..`)", s.lock_file);
+            }
         }
         for rule in raw.severity.keys() {
             if crate::rules::find(rule).is_none() {
