@@ -335,7 +335,10 @@ impl Policy {
                 bail!("{display}: settings.localChartRoots entry `{r}` must be a directory inside the repository (relative, no `..`)");
             }
             if bad(&s.lock_file) {
-                bail!("{display}: settings.lockFile `{}` must be a file inside the repository (relative, no `..`)", s.lock_file);
+                bail!(
+                    "{display}: settings.lockFile `{}` must be a file inside the repository (relative, no `..`)",
+                    s.lock_file
+                );
             }
         }
         for rule in raw.severity.keys() {

@@ -17,7 +17,11 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
     // The router's gRPC ports, from its `--listen-addr` (the binary's default when absent).
     let grpc_ports = router::grpc_listen_ports(ctx.graph);
     let mut out = Vec::new();
+    // Findings of one root cause: a listener with TLS off, and the plain http:// addresses of the
+    // same release that only exist because of it (folded into one finding below).
+    let mut causes: Vec<(usize, Cause)> = Vec::new();
     for obj in rendered(ctx.graph) {
+        let release = obj.prov.release.clone();
         match (obj.group(), obj.kind.as_str()) {
             ("cert-manager.io", "Issuer" | "ClusterIssuer") => {
                 if let Some(server) = obj.str_at("/spec/vault/server").filter(|s| is_http(s)) {
@@ -28,7 +32,12 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                 }
             }
             ("", "ConfigMap") => {
-                out.extend(configmap_plaintext(obj));
+                for f in configmap_plaintext(obj) {
+                    if f.needle_tls_disable {
+                        causes.push((out.len(), Cause::ListenerOff(release.clone())));
+                    }
+                    out.push(f.finding);
+                }
                 out.extend(configmap_dials(ctx, obj));
             }
             ("gateway.networking.k8s.io", "TCPRoute") => out.extend(tcp_route_grpc(ctx.graph, obj, &grpc_ports)),
@@ -81,6 +90,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                 let text = scalar_text(&value);
                 let via = from.map(|f| format!(" (from {f})")).unwrap_or_default();
                 if is_vault_addr_env(&name) && is_http(&text) && !is_loopback_url(&text) {
+                    causes.push((out.len(), Cause::PlainAddr(release.clone())));
                     out.push(
                         Finding::object_at(PLAINTEXT_ENDPOINT, obj, &needle, format!("{who} sets `{name}={text}`{via}: OpenBao/Vault is reached over plain HTTP"))
                             .with_help(format!("set `{name}` to the https:// address of the OpenBao listener and give the client its CA (BAO_CACERT/VAULT_CACERT)")),
@@ -88,6 +98,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                 } else if norm(&name).ends_with(&grpc_dial) && !is_https(&text) {
                     out.push(dial_addr_finding(obj, &needle, &who, &text));
                 } else if norm(&name).ends_with("localconfig") && disables_tls(&text) {
+                    causes.push((out.len(), Cause::ListenerOff(release.clone())));
                     out.push(
                         Finding::object_at(PLAINTEXT_ENDPOINT, obj, &needle, format!("{who}: `{name}`{via} configures a listener with tls_disable: the OpenBao/Vault API would be plaintext"))
                             .with_help("remove tls_disable and set tls_cert_file/tls_key_file on the listener"),
@@ -105,6 +116,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
             }
         }
     }
+    let mut out = fold_same_cause(out, &causes);
     if let Some(state) = ctx.state {
         // OpenBao/Vault servers by chart name or by what their values configure.
         for r in state
@@ -115,6 +127,51 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// Why a finding was reported, where one cause can show in several places.
+enum Cause {
+    /// A server listener with `tls_disable`, in this release.
+    ListenerOff(Option<String>),
+    /// A plain `http://` OpenBao/Vault address, in this release.
+    PlainAddr(Option<String>),
+}
+
+/// One cause, one finding: in each release with a listener whose TLS is off, the first such
+/// finding keeps its place and takes every other one of that release (more copies of the
+/// configuration, the plain http:// addresses clients then dial) as related locations.
+fn fold_same_cause(out: Vec<Finding>, causes: &[(usize, Cause)]) -> Vec<Finding> {
+    let mut primary_of: Vec<(Option<&String>, usize)> = Vec::new();
+    for (i, c) in causes {
+        if let Cause::ListenerOff(r) = c {
+            if !primary_of.iter().any(|(pr, _)| *pr == r.as_ref()) {
+                primary_of.push((r.as_ref(), *i));
+            }
+        }
+    }
+    let mut folded: Vec<(usize, usize)> = Vec::new(); // (finding, into primary)
+    for (i, c) in causes {
+        let r = match c {
+            Cause::ListenerOff(r) | Cause::PlainAddr(r) => r.as_ref(),
+        };
+        if let Some((_, p)) = primary_of.iter().find(|(pr, _)| *pr == r) {
+            if p != i {
+                folded.push((*i, *p));
+            }
+        }
+    }
+    if folded.is_empty() {
+        return out;
+    }
+    let mut slots: Vec<Option<Finding>> = out.into_iter().map(Some).collect();
+    for (i, p) in &folded {
+        if let Some(f) = slots[*i].take() {
+            if let Some(primary) = slots[*p].take() {
+                slots[*p] = Some(primary.with_related([f]));
+            }
+        }
+    }
+    slots.into_iter().flatten().collect()
 }
 
 /// `bao server -dev` / `vault server -dev` (any path to the binary, any wrapper before it) without
@@ -241,9 +298,15 @@ fn dial_addr_finding(obj: &Object, needle: &str, who: &str, value: &str) -> Find
         .with_help("set it to https://<grpc dial host>:<port>, where a listener with a certificate covering that host terminates TLS")
 }
 
+/// A finding of `configmap_plaintext`, and whether it is a listener's `tls_disable`.
+struct Tagged {
+    needle_tls_disable: bool,
+    finding: Finding,
+}
+
 /// OpenBao server configuration in a ConfigMap with `tls_disable` on, and a worker profile whose
 /// gRPC dial address is not https.
-fn configmap_plaintext(obj: &Object) -> Vec<Finding> {
+fn configmap_plaintext(obj: &Object) -> Vec<Tagged> {
     let mut out = Vec::new();
     let Some(data) = obj.at("/data").and_then(Value::as_object) else {
         return out;
@@ -251,10 +314,11 @@ fn configmap_plaintext(obj: &Object) -> Vec<Finding> {
     for (key, v) in data {
         let Some(text) = v.as_str() else { continue };
         if disables_tls(text) {
-            out.push(
-                Finding::object_at(PLAINTEXT_ENDPOINT, obj, "tls_disable", format!("{}: `{key}` configures a listener with tls_disable: the OpenBao/Vault API would be plaintext", obj.display()))
+            out.push(Tagged {
+                needle_tls_disable: true,
+                finding: Finding::object_at(PLAINTEXT_ENDPOINT, obj, "tls_disable", format!("{}: `{key}` configures a listener with tls_disable: the OpenBao/Vault API would be plaintext", obj.display()))
                     .with_help("remove tls_disable (OpenBao chart: global.tlsDisable: false and a server config whose listener sets tls_cert_file/tls_key_file)"),
-            );
+            });
         }
         if key == "profile.yaml" {
             let Ok(profile) = crate::yaml::value(text) else {
@@ -267,10 +331,11 @@ fn configmap_plaintext(obj: &Object) -> Vec<Finding> {
             if let Some((k, a)) = addr {
                 let a = scalar_text(a);
                 if !is_https(&a) {
-                    out.push(
-                        Finding::object_at(PLAINTEXT_ENDPOINT, obj, k, format!("{}: worker profile `{k}` is `{a}`, not https://: workers would register over plaintext gRPC", obj.display()))
+                    out.push(Tagged {
+                        needle_tls_disable: false,
+                        finding: Finding::object_at(PLAINTEXT_ENDPOINT, obj, k, format!("{}: worker profile `{k}` is `{a}`, not https://: workers would register over plaintext gRPC", obj.display()))
                             .with_help("set the router's gRPC dial address to https://<host>:<port>"),
-                    );
+                    });
                 }
             }
         }

@@ -208,8 +208,14 @@ mod tests {
         let f = run(TOKEN, &fixture("fires-vault-token-static-job-and-hook"));
         let all = messages(&f);
         assert_eq!(f.iter().map(|f| f.severity).collect::<Vec<_>>(), [None, None], "{all}");
-        assert!(!all.contains("s.rootroot"), "the token's value must never be shown:\n{all}");
+        assert!(
+            !all.contains("s.rootroot"),
+            "the token's value must never be shown:\n{all}"
+        );
         let f = run(TOKEN, &fixture("fires-vault-token-static-optional-bootstrap"));
-        assert_eq!(f.iter().map(|f| f.severity).collect::<Vec<_>>(), [Some(Severity::Warning)]);
+        assert_eq!(
+            f.iter().map(|f| f.severity).collect::<Vec<_>>(),
+            [Some(Severity::Warning)]
+        );
     }
 }
