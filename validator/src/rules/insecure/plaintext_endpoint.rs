@@ -42,6 +42,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
             }
             ("gateway.networking.k8s.io", "TCPRoute") => out.extend(tcp_route_grpc(ctx.graph, obj, &grpc_ports)),
             ("", "Service") => out.extend(exposed_grpc_service(obj, &grpc_ports)),
+            ("networking.k8s.io", "Ingress") => out.extend(plaintext_ingress(ctx.graph, obj, &grpc_ports)),
             _ => {}
         }
         for (list, c) in obj.containers() {
@@ -467,6 +468,64 @@ fn exposed_grpc_service(svc: &Object, grpc_ports: &[u16]) -> Vec<Finding> {
                 .with_help("keep the router's gRPC Service ClusterIP and expose worker gRPC through an HTTPS Gateway listener (GRPCRoute, h2c to the router)")
         })
         .collect()
+}
+
+/// An Ingress that serves a host without TLS (no `spec.tls` entry lists it) and sends it to a
+/// Service port carrying gRPC or TLS (the router's gRPC port, a `grpc*`/`https*` port or such an
+/// appProtocol): clients would reach that backend in cleartext.
+fn plaintext_ingress(g: &Graph, ing: &Object, grpc_ports: &[u16]) -> Vec<Finding> {
+    let ns = ing.namespace.as_deref();
+    let tls_hosts: Vec<String> = ing
+        .at("/spec/tls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .flat_map(|t| t.get("hosts").and_then(Value::as_array).into_iter().flatten())
+        .filter_map(Value::as_str)
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let mut backends: Vec<(Option<&str>, &Value)> = Vec::new();
+    if let Some(b) = ing.at("/spec/defaultBackend") {
+        backends.push((None, b));
+    }
+    for rule in ing.at("/spec/rules").and_then(Value::as_array).into_iter().flatten() {
+        let host = rule.get("host").and_then(Value::as_str);
+        for p in rule.pointer("/http/paths").and_then(Value::as_array).into_iter().flatten() {
+            if let Some(b) = p.get("backend") {
+                backends.push((host, b));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (host, b) in backends {
+        if host.is_some_and(|h| tls_hosts.iter().any(|t| *t == h.to_ascii_lowercase())) {
+            continue;
+        }
+        let Some(svc_name) = b.pointer("/service/name").and_then(Value::as_str) else {
+            continue;
+        };
+        let want_num = b.pointer("/service/port/number").and_then(Value::as_u64);
+        let want_name = b.pointer("/service/port/name").and_then(Value::as_str);
+        let Some(svc) = g.get("", "Service", ns, svc_name) else { continue };
+        let port = svc.at("/spec/ports").and_then(Value::as_array).into_iter().flatten().find(|p| {
+            (want_num.is_some() && p.get("port").and_then(Value::as_u64) == want_num)
+                || (want_name.is_some() && p.get("name").and_then(Value::as_str) == want_name)
+        });
+        let Some(p) = port else { continue };
+        if !(grpc_port(p, grpc_ports) || dial::serves_tls_or_grpc(p)) {
+            continue;
+        }
+        let shown_host = host.unwrap_or("(default backend, any host)");
+        let shown_port = want_num.map(|n| n.to_string()).or(want_name.map(str::to_string)).unwrap_or_default();
+        out.push(
+            Finding::object_at(PLAINTEXT_ENDPOINT, ing, svc_name, format!(
+                "{}: host `{shown_host}` has no TLS entry but routes to Service {}/{svc_name} port {shown_port}, which carries gRPC or TLS: clients would reach it in cleartext",
+                ing.display(), ns.unwrap_or("default")
+            ))
+            .with_help("list the host under spec.tls with a Secret whose certificate covers it (or expose worker gRPC through an HTTPS Gateway listener and a GRPCRoute)"),
+        );
+    }
+    out
 }
 
 /// The OpenBao release's state values when its chart was not rendered (offline): the chart's
