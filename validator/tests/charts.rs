@@ -244,7 +244,7 @@ fn state_is_plain_yaml_with_exact_upstream_versions() {
     );
     assert!(!state.contains("devel:"), "no devel: in helmfile.yaml");
     let lock = read("charts.lock.yaml");
-    for (release, version) in [("cert-manager", "v1.19.1"), ("openbao", "0.23.2")] {
+    for (release, version) in [("cert-manager", "v1.19.1"), ("openbao", "0.29.2")] {
         assert!(
             state.contains(&format!("version: {version}")),
             "helmfile.yaml pins {release} {version}"
@@ -567,7 +567,7 @@ fn default_environment_is_managed_with_in_cluster_workers() {
     assert!(r
         .all("Job")
         .iter()
-        .any(|j| j.name.starts_with("openbao-pki-provision-") && j.has("image: \"quay.io/openbao/openbao:2.4.4\"")));
+        .any(|j| j.name.starts_with("openbao-pki-provision-") && j.has("image: \"quay.io/openbao/openbao:2.6.2\"")));
 }
 
 #[test]
