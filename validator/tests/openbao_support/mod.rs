@@ -207,11 +207,10 @@ pub fn eku(der: &[u8]) -> (bool, bool) {
     }
 }
 
-/// The chart values helmfile passes to release `release` of environment `env`, rendered offline
-/// by `helmfile build --embed-values` (the values files are templated with the environment values;
-/// no chart is fetched). One merged map; a release with several values entries is merged
-/// shallowly in order, as the tests only read keys our single values file sets.
-pub fn release_values(env: &str, release: &str) -> Value {
+/// Release `release` of environment `env` as `helmfile build --embed-values` prints it: chart,
+/// version, and the values helmfile passes (values files templated with the environment values),
+/// rendered offline (no chart is fetched).
+pub fn release_spec(env: &str, release: &str) -> Value {
     let out = Command::new(tool("helmfile"))
         .current_dir(repo())
         .args(["--file", "helmfile.yaml", "--environment", env, "--no-color"])
@@ -226,12 +225,18 @@ pub fn release_values(env: &str, release: &str) -> Value {
     );
     let text = String::from_utf8(out.stdout).expect("helmfile build prints UTF-8");
     let docs = nvcf_validate::yaml::documents(&text).expect("helmfile build prints YAML");
-    let rel = docs
-        .iter()
+    docs.iter()
         .filter_map(|d| d.value["releases"].as_array())
         .flatten()
         .find(|r| r["name"] == release)
-        .unwrap_or_else(|| panic!("helmfile -e {env} build lists no release {release}"));
+        .unwrap_or_else(|| panic!("helmfile -e {env} build lists no release {release}"))
+        .clone()
+}
+
+/// The chart values helmfile passes to `release` in `env`: its values entries merged shallowly
+/// in order (the tests only read keys our single values file sets).
+pub fn release_values(env: &str, release: &str) -> Value {
+    let rel = release_spec(env, release);
     let mut merged = serde_json::Map::new();
     for v in rel["values"].as_array().expect("embedded values are a list") {
         let m = v
