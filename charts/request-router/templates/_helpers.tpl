@@ -87,6 +87,12 @@ gateway.networking.k8s.io/v1alpha2
 {{- end -}}
 
 {{/* Host of an https://host:port URL. */}}
+{{/* The pods' advertised names as one Gateway API hostname pattern ("{pod_name}." -> "*."):
+workers send them as HTTP/2 :authority on the gRPC leg. */}}
+{{- define "request-router.authorityHostname" -}}
+{{- .Values.router.advertisedHostnameTemplate | replace "{pod_name}" "*" | replace "{namespace}" .Release.Namespace | lower -}}
+{{- end -}}
+
 {{- define "request-router.grpcDialHost" -}}
 {{- $hp := trimPrefix "https://" .Values.router.grpcDialAddress | splitList "/" | first -}}
 {{- regexReplaceAll ":[0-9]+$" $hp "" | trimPrefix "[" | trimSuffix "]" -}}

@@ -427,7 +427,11 @@ listeners) with:
   absent or matches the dial host (TLS ends at the listener), and a GRPCRoute or HTTPRoute that
   would be Accepted on that listener (hostnames absent or matching the dial host) with a backendRef
   that resolves to a Service selecting the router's pods on a TCP port delivering to the router's
-  `--listen-addr` port (50071);
+  `--listen-addr` port (50071). Workers verify TLS and send SNI for the dial host but put the
+  pod's **advertised name** (`--advertised-hostname-template`, `{pod_name}` expanded per replica)
+  in HTTP/2 `:authority`, and a Gateway matches the route against `:authority`: the route's
+  effective hostnames on that listener (its `hostnames` intersected with the listener hostname, as
+  Gateway API defines it; `*.` matches one or more labels) must accept every advertised name too;
 - QUIC (`host:port`): a **UDP** listener on that port and a UDPRoute Accepted there whose backendRef
   resolves to a Service port with `protocol: UDP` delivering to `--reverse-tunnel-listen-addr` (50072).
 
@@ -442,14 +446,20 @@ or open the reverse tunnel (QUIC).
 
 ## How to fix
 Enable the worker routes (request-router `workerRoutes.grpc` / `workerRoutes.quic`) and the matching
-Gateway listeners (gateway-routes): an HTTPS listener with the gRPC dial host and its certificate,
-a GRPCRoute to the router Service's 50071 (h2c), a UDP listener and a UDPRoute to 50072/UDP.
+Gateway listeners (gateway-routes): an HTTPS listener whose hostname covers the gRPC dial host and
+the advertised names (e.g. `*.workers.<domain>`, or none) with a certificate for the dial host, a
+GRPCRoute with hostnames `[<dial host>, <advertised-name pattern>]` to the router Service's 50071
+(h2c), a UDP listener and a UDPRoute to 50072/UDP.
 
 ## Example
 Router args `--grpc-pylon-dial-addr=https://grpc.nvcf.example.com:443` and
 `--reverse-tunnel-pylon-dial-addr=quic.nvcf.example.com:50072` with a Gateway that only has a
 UDP listener on 50072 and a UDPRoute: `StatefulSet nvcf/request-router advertises the external gRPC
 dial address … no Gateway listener (rendered or declared external) listens on port 443`.
+With listener hostname `grpc.nvcf.example.com` and route hostnames `[grpc.nvcf.example.com]` while
+the pods advertise `{pod_name}.router.nvcf.example.com`: `… its effective hostnames on listener
+`worker-grpc` [grpc.nvcf.example.com] … do not accept the advertised name
+request-router-0.router.nvcf.example.com as :authority`.
 "#;
 
 const EXPLAIN_VERSION: &str = r#"## What it does
