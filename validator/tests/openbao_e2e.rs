@@ -8,10 +8,8 @@
 //!
 //! Needs `bao`, `helm` and `helmfile`: `<repo>/.tools/bin` (installed by ./ci/setup) or PATH.
 
-mod openbao_support;
-mod probe_support;
 mod support;
-use openbao_support::*;
+use support::openbao::*;
 use support::tool;
 
 use std::collections::BTreeSet;
@@ -22,9 +20,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use nvcf_validate::pki;
-use probe_support::*;
 use rcgen::ExtendedKeyUsagePurpose;
 use serde_json::Value;
+use support::probe::*;
 use tempfile::TempDir;
 
 // ------------------------------------------------------------------ the OpenBao dev server
@@ -472,7 +470,7 @@ fn openbao_pki_end_to_end() {
         let other = write(
             work.path(),
             "other-root.pem",
-            &probe_support::root("unrelated root").pem,
+            &support::probe::root("unrelated root").pem,
         );
         assert_refused(
             &probe(proto, &addr, &name, &other, &["--timeout", "10s"]),

@@ -19,10 +19,8 @@
 //! Needs `bao` (the pinned one, ci/tools.lock), `helm` and `helmfile`.
 //! Cost: about 25 s wall time, most of it raft autopilot promoting the new peers to voters.
 
-mod openbao_support;
-mod probe_support;
 mod support;
-use openbao_support::*;
+use support::openbao::*;
 use support::tool;
 
 use std::collections::BTreeMap;
@@ -189,7 +187,7 @@ fn loopback_config(ha: &HaValues, peers: &[Peer], i: usize, tls: &Path, data: &P
 /// cert-manager's CA issuer: a self-signed CA, and the listener certificate for exactly the
 /// rendered Certificate's dnsNames and ipAddresses (`tls.crt`, `tls.key`, `ca.crt`).
 fn bootstrap_tls(server_cert: &Value, dir: &Path) -> String {
-    let ca = probe_support::root("NVCF OpenBao bootstrap CA (test)");
+    let ca = support::probe::root("NVCF OpenBao bootstrap CA (test)");
     let strings = |k: &str| -> Vec<String> {
         server_cert["spec"][k]
             .as_array()

@@ -5,9 +5,8 @@
 //! named once in values/base.yaml (`openbao.version`). Changing any one of these pins alone
 //! fails here.
 
-mod openbao_support;
 mod support;
-use openbao_support::*;
+use support::openbao::*;
 use support::{repo, tool};
 
 use nvcf_validate::stack::ChartLock;

@@ -5,9 +5,8 @@
 //! the image does. Rendered with the pinned helmfile/helm (local releases; the upstream charts
 //! cannot be fetched here, so their values are checked as helmfile hands them over).
 
-mod openbao_support;
 mod support;
-use openbao_support::*;
+use support::openbao::*;
 use support::{repo, tool};
 
 use serde_json::Value;

@@ -1,9 +1,8 @@
 //! What the OpenBao tests share: the PKI part of a rendered environment (provisioning script,
-//! role, sign path, router Certificates), cert-manager's CSRs and durations. Included with
-//! `mod openbao_support;` by openbao_e2e.rs and openbao_raft.rs; not every file uses all of it.
-#![allow(dead_code)]
+//! role, sign path, router Certificates), the values helmfile hands a release, cert-manager's CSRs
+//! and durations (openbao_e2e.rs, openbao_raft.rs, openbao_versions.rs, operator_grade.rs).
 
-use crate::support::{repo, tool};
+use super::{repo, tool};
 use rcgen::{CertificateParams, DistinguishedName, ExtendedKeyUsagePurpose, KeyPair, SanType};
 use serde_json::Value;
 use std::process::{Command, Output};
