@@ -7,7 +7,8 @@
 //! lets the peers join over TLS verified against that CA (`leader_ca_cert_file`,
 //! `leader_tls_servername`), provisions with the rendered `provision.sh`, signs the router
 //! Certificate as cert-manager would, kills the leader, and shows that a new leader is elected,
-//! that signing still works and that no acknowledged write was lost.
+//! that signing still works and that no acknowledged write was lost. A server with the same config
+//! but another CA is shown to be refused by TLS verification when it tries to join.
 //!
 //! What differs from the cluster (and why): the listener/cluster addresses and each
 //! `leader_api_addr` point at loopback ports (no cluster DNS here), while `leader_tls_servername`
@@ -17,7 +18,8 @@
 //! our values) becomes `api_addr` / `cluster_addr` / BAO_RAFT_NODE_ID of each process.
 //!
 //! Needs `bao` (the pinned one, ci/tools.lock), `helm` and `helmfile`.
-//! Cost: about 25 s wall time, most of it raft autopilot promoting the new peers to voters.
+//! Cost: about 35 s wall time on an idle 2-core machine, most of it raft autopilot promoting the
+//! new peers to voters.
 
 mod support;
 use support::openbao::*;
@@ -540,6 +542,66 @@ fn openbao_ha_raft_over_tls_survives_the_loss_of_its_leader() {
     want.sort();
     got.sort();
     assert_eq!(got, want, "raft node ids are the pod names (setNodeId)");
+
+    // 4b. Verification is real: a server with the same rendered config but another CA (its own
+    //     bootstrap chain) cannot join, because the peers' certificates do not verify against it.
+    {
+        let rogue_dir = work.path().join("rogue");
+        bootstrap_tls(server_cert, &rogue_dir.join("tls"));
+        let data = rogue_dir.join("data");
+        std::fs::create_dir_all(&data).unwrap();
+        // Peer 0's stanza points at the rogue itself; peers 1.. are the real cluster.
+        let ports: Vec<Peer> = c
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, nd)| Peer {
+                pod: nd.peer.pod.clone(),
+                dns: nd.peer.dns.clone(),
+                api: if i == 0 { free_port() } else { nd.peer.api },
+                cluster: if i == 0 { free_port() } else { nd.peer.cluster },
+            })
+            .collect();
+        let config = loopback_config(&ha, &ports, 0, &rogue_dir.join("tls"), &data);
+        std::fs::write(rogue_dir.join("rogue.hcl"), config).unwrap();
+        let log = rogue_dir.join("rogue.log");
+        let out = std::fs::File::create(&log).unwrap();
+        let mut rogue = Node {
+            peer: ports.into_iter().next().unwrap(),
+            child: Some(
+                Command::new(tool("bao"))
+                    .arg("server")
+                    .arg(format!("-config={}", rogue_dir.join("rogue.hcl").display()))
+                    .env_clear()
+                    .env("HOME", &rogue_dir)
+                    .env("BAO_RAFT_NODE_ID", "rogue")
+                    .stdout(out.try_clone().unwrap())
+                    .stderr(out)
+                    .stdin(Stdio::null())
+                    .spawn()
+                    .expect("start the rogue bao server"),
+            ),
+            log: log.clone(),
+        };
+        let refused = c.wait("the rogue server's join to be refused by TLS verification", 30, || {
+            let t = std::fs::read_to_string(&log).unwrap_or_default();
+            t.lines()
+                .find(|l| l.contains("certificate signed by unknown authority"))
+                .map(str::to_string)
+        });
+        assert!(refused.contains("failed to verify certificate"), "{refused}");
+        if let Some(ch) = rogue.child.as_mut() {
+            let _ = ch.kill();
+            let _ = ch.wait();
+        }
+        rogue.child = None;
+        let v = c.json(leader, &root, &["operator", "raft", "list-peers", "-format=json"]);
+        assert_eq!(
+            v["data"]["config"]["servers"].as_array().map(Vec::len),
+            Some(n),
+            "the rogue server must not have joined"
+        );
+    }
 
     // 5. Acknowledged writes before the failure: certificates signed through every peer (a
     //    standby forwards to the leader) and key/value writes.
