@@ -18,8 +18,9 @@
 //! our values) becomes `api_addr` / `cluster_addr` / BAO_RAFT_NODE_ID of each process.
 //!
 //! Needs `bao` (the pinned one, ci/tools.lock), `helm` and `helmfile`.
-//! Cost: about 35 s wall time on an idle 2-core machine, most of it raft autopilot promoting the
-//! new peers to voters.
+//! A second test walks the documented upgrade from standalone file storage to raft.
+//! Cost: about 35 s wall time on an idle 2-core machine (the two tests run in parallel), most of
+//! it raft autopilot promoting the new peers to voters.
 
 mod support;
 use support::openbao::*;
@@ -328,6 +329,23 @@ impl Cluster {
     }
 }
 
+/// One `bao server` on `config`, logging to `log`.
+fn spawn(config: &Path, log: &Path, node_id: Option<&str>, home: &Path) -> Child {
+    let out = std::fs::File::create(log).unwrap();
+    let mut c = Command::new(tool("bao"));
+    c.arg("server")
+        .arg(format!("-config={}", config.display()))
+        .env_clear()
+        .env("HOME", home)
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .stdin(Stdio::null());
+    if let Some(id) = node_id {
+        c.env("BAO_RAFT_NODE_ID", id);
+    }
+    c.spawn().expect("start bao server")
+}
+
 fn start(ha: &HaValues, work: &Path) -> Cluster {
     let tls = work.join("tls");
     let peers = peers(ha);
@@ -340,19 +358,8 @@ fn start(ha: &HaValues, work: &Path) -> Cluster {
         let file = work.join(format!("openbao-{i}.hcl"));
         std::fs::write(&file, &config).unwrap();
         let log = work.join(format!("openbao-{i}.log"));
-        let out = std::fs::File::create(&log).unwrap();
-        let mut c = Command::new(tool("bao"));
-        c.arg("server")
-            .arg(format!("-config={}", file.display()))
-            .env_clear()
-            .env("HOME", work)
-            .stdout(out.try_clone().unwrap())
-            .stderr(out)
-            .stdin(Stdio::null());
-        if ha.set_node_id {
-            c.env("BAO_RAFT_NODE_ID", &peers[i].pod);
-        }
-        nodes.push((c.spawn().expect("start bao server"), log));
+        let id = ha.set_node_id.then_some(peers[i].pod.as_str());
+        nodes.push((spawn(&file, &log, id, work), log));
     }
     let nodes = nodes
         .into_iter()
@@ -671,4 +678,169 @@ fn openbao_ha_raft_over_tls_survives_the_loss_of_its_leader() {
         election.as_secs_f64(),
         t0.elapsed().as_secs_f64()
     );
+}
+
+// ------------------------------------------------------------------ the upgrade path
+
+/// docs/openbao.md "From chart 0.23.2": the standalone server on file storage (the config rendered
+/// with `openbao.mode=standalone`) is provisioned, stopped, migrated to raft with the documented
+/// `bao operator migrate` configuration, and started as `openbao-0` of the rendered HA config:
+/// same unseal keys, same root CA, steady-state provisioning and signing still work.
+#[test]
+fn openbao_upgrade_from_standalone_file_storage_keeps_the_pki() {
+    let sa = release_spec_with("default", "openbao", &["--state-values-set", "openbao.mode=standalone"]);
+    let sa_config = sa["values"][0]["server"]["standalone"]["config"]
+        .as_str()
+        .expect("server.standalone.config")
+        .to_string();
+    assert!(
+        sa_config.contains("storage \"file\""),
+        "standalone runs on file storage"
+    );
+    let ha = ha_values("default");
+    let r = render_pki("default");
+    let server_cert = object(&r.objects, "Certificate", "openbao-server-tls");
+    let work = TempDir::new().unwrap();
+    let tls = work.path().join("tls");
+    bootstrap_tls(server_cert, &tls);
+    let data = work.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let peers = peers(&ha);
+    let (api, cluster) = (peers[0].api, peers[0].cluster);
+
+    // 1. The old shape: standalone, file storage, the rendered config on loopback.
+    let mut c = replace_n(&sa_config, TLS_DIR, &tls.display().to_string(), 2);
+    c = replace_n(&c, DATA_DIR, &format!("\"{}\"", data.display()), 1);
+    c = replace_n(&c, "\"[::]:8200\"", &format!("\"127.0.0.1:{api}\""), 1);
+    c = replace_n(&c, "\"[::]:8201\"", &format!("\"127.0.0.1:{cluster}\""), 1);
+    let file_cfg = work.path().join("standalone.hcl");
+    std::fs::write(&file_cfg, c).unwrap();
+    let log = work.path().join("standalone.log");
+    let child = spawn(&file_cfg, &log, None, work.path());
+    let mut cl = Cluster {
+        nodes: vec![Node {
+            peer: peers.into_iter().next().unwrap(),
+            child: Some(child),
+            log,
+        }],
+        tls: tls.clone(),
+        home: TempDir::new().unwrap(),
+    };
+    cl.wait("the standalone server to answer", 30, || {
+        (cl.bao(0, "", &["status"]).status.code() == Some(2)).then_some(())
+    });
+    let init = cl.json(
+        0,
+        "",
+        &["operator", "init", "-key-shares=1", "-key-threshold=1", "-format=json"],
+    );
+    let key = init["unseal_keys_b64"][0].as_str().unwrap().to_string();
+    let root = init["root_token"].as_str().unwrap().to_string();
+    cl.bao_ok(0, "", &["operator", "unseal", &key]);
+    let script = work.path().join("provision.sh");
+    std::fs::write(&script, &r.script).unwrap();
+    let provision = |cl: &Cluster, token: &str, steady: bool| {
+        let mut cmd = cl.cmd(Path::new("bash"), 0, "openbao.openbao.svc", token);
+        cmd.arg(&script).env("WAIT_SECONDS", "60");
+        if steady {
+            cmd.env("PROVISION_STEADY_STATE", "1");
+        }
+        let o = cmd.output().expect("run provision.sh");
+        assert!(o.status.success(), "provision.sh failed:\n{}", out_text(&o));
+        o.stdout
+    };
+    let root_before = provision(&cl, &root, false);
+    {
+        let ch = cl.nodes[0].child.as_mut().unwrap();
+        ch.kill().unwrap();
+        ch.wait().unwrap();
+    }
+    cl.nodes[0].child = None;
+
+    // 2. Offline migration, as documented (same directory: the file backend's core/ logical/
+    //    sys/ and raft's raft/ vault.db do not overlap).
+    let migrate = work.path().join("migrate.hcl");
+    std::fs::write(
+        &migrate,
+        format!(
+            "storage_source \"file\" {{ path = \"{d}\" }}\nstorage_destination \"raft\" {{\n  path = \"{d}\"\n  \
+             node_id = \"openbao-0\"\n}}\ncluster_addr = \"https://127.0.0.1:{cluster}\"\n",
+            d = data.display()
+        ),
+    )
+    .unwrap();
+    let o = Command::new(tool("bao"))
+        .args(["operator", "migrate", "-config"])
+        .arg(&migrate)
+        .env_clear()
+        .env("HOME", work.path())
+        .output()
+        .expect("run bao operator migrate");
+    assert!(o.status.success(), "bao operator migrate failed:\n{}", out_text(&o));
+
+    // 3. The HA shape: openbao-0 of the rendered raft config on the migrated data, same keys.
+    let all_peers = self::peers(&ha);
+    let mut ports = all_peers;
+    ports[0].api = api;
+    ports[0].cluster = cluster;
+    let ha_cfg = work.path().join("openbao-0.hcl");
+    std::fs::write(&ha_cfg, loopback_config(&ha, &ports, 0, &tls, &data)).unwrap();
+    let log = work.path().join("openbao-0.log");
+    cl.nodes[0].child = Some(spawn(&ha_cfg, &log, Some("openbao-0"), work.path()));
+    cl.nodes[0].log = log;
+    cl.wait("openbao-0 (raft) to answer", 30, || {
+        let v: Value = serde_json::from_slice(&cl.bao(0, "", &["status", "-format=json"]).stdout).ok()?;
+        (v["storage_type"] == "raft" && v["initialized"] == true).then_some(())
+    });
+    cl.bao_ok(0, "", &["operator", "unseal", &key]);
+    cl.wait("openbao-0 to lead the migrated cluster", 30, || cl.leader(&root));
+    let v = cl.json(0, &root, &["operator", "raft", "list-peers", "-format=json"]);
+    assert_eq!(v["data"]["config"]["servers"][0]["node_id"], "openbao-0");
+
+    // Same root; the provisioner's steady-state identity and cert-manager's signing still work.
+    let prov_token = cl
+        .bao_ok(
+            0,
+            &root,
+            &[
+                "token",
+                "create",
+                "-policy",
+                &script_var(&r.script, "PROV_POLICY_NAME"),
+                "-field",
+                "token",
+            ],
+        )
+        .trim()
+        .to_string();
+    let root_after = provision(&cl, &prov_token, true);
+    assert_eq!(
+        pki::fingerprint::bundle_fingerprint(&root_before).unwrap(),
+        pki::fingerprint::bundle_fingerprint(&root_after).unwrap(),
+        "the migration changed the root CA"
+    );
+    let sign_token = cl
+        .bao_ok(
+            0,
+            &root,
+            &[
+                "token",
+                "create",
+                "-policy",
+                &script_var(&r.script, "SIGN_POLICY_NAME"),
+                "-field",
+                "token",
+            ],
+        )
+        .trim()
+        .to_string();
+    let issued = sign_as_cert_manager(&cl, 0, &sign_token, &r, work.path(), 0);
+    let name = r.certificates[0]["spec"]["dnsNames"][0].as_str().unwrap();
+    pki::verify::verify_server(
+        &root_after,
+        issued.chain_pem.as_bytes(),
+        &concrete(name),
+        time::OffsetDateTime::now_utc(),
+    )
+    .unwrap_or_else(|e| panic!("a certificate signed after the migration does not verify: {e}"));
 }

@@ -210,9 +210,15 @@ pub fn eku(der: &[u8]) -> (bool, bool) {
 /// version, and the values helmfile passes (values files templated with the environment values),
 /// rendered offline (no chart is fetched).
 pub fn release_spec(env: &str, release: &str) -> Value {
+    release_spec_with(env, release, &[])
+}
+
+/// `release_spec` with more helmfile flags (e.g. `--state-values-set openbao.mode=standalone`).
+pub fn release_spec_with(env: &str, release: &str, extra: &[&str]) -> Value {
     let out = Command::new(tool("helmfile"))
         .current_dir(repo())
         .args(["--file", "helmfile.yaml", "--environment", env, "--no-color"])
+        .args(extra)
         .args(["--selector", &format!("name={release}")])
         .args(["build", "--embed-values"])
         .output()
