@@ -38,6 +38,8 @@ enum Cmd {
     Cert(commands::cert::Args),
     /// Live, fail-closed handshake checks against a deployed router.
     Probe(commands::probe::Args),
+    /// Draw each environment's chain of trust and worker path with its findings.
+    Graph(commands::graph::Args),
 }
 
 #[derive(clap::Args)]
@@ -110,6 +112,13 @@ fn main() {
         Cmd::Fingerprint(a) => commands::fingerprint::run(a),
         Cmd::Cert(a) => commands::cert::run(a),
         Cmd::Probe(a) => commands::probe::run(a),
+        Cmd::Graph(a) => match fixed_now() {
+            Ok(now) => commands::graph::run(a, now),
+            Err(e) => {
+                eprintln!("nvcf-validate: {e}");
+                2
+            }
+        },
     };
     std::process::exit(code);
 }

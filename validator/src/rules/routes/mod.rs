@@ -9,10 +9,10 @@
 //! - `version`: apiVersions served by a Gateway API release and channel.
 //! - `worker`: the router's advertised dial addresses and the routes that carry them.
 
-mod backend;
-mod gateway;
+pub(crate) mod backend;
+pub(crate) mod gateway;
 mod version;
-mod worker;
+pub(crate) mod worker;
 
 #[cfg(test)]
 mod tests;
