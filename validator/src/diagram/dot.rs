@@ -38,7 +38,11 @@ pub fn render(diagrams: &[Diagram]) -> String {
     for (ei, d) in diagrams.iter().enumerate() {
         let p = format!("e{ei}");
         let _ = writeln!(s, "  subgraph cluster_{p} {{");
-        let _ = writeln!(s, "    label=\"{}\";", escape(&format!("environment {}", d.environment)));
+        let _ = writeln!(
+            s,
+            "    label=\"{}\";",
+            escape(&format!("environment {}", d.environment))
+        );
         for n in &d.nodes {
             let mut lines = n.label.clone();
             if n.external {

@@ -46,7 +46,11 @@ pub fn render_with_notes(diagrams: &[Diagram], notes: &[String]) -> String {
     let mut styles = Vec::new();
     for (ei, d) in diagrams.iter().enumerate() {
         let p = format!("e{ei}");
-        let _ = writeln!(s, "  subgraph {p}[\"{}\"]", escape(&format!("environment {}", d.environment)));
+        let _ = writeln!(
+            s,
+            "  subgraph {p}[\"{}\"]",
+            escape(&format!("environment {}", d.environment))
+        );
         s.push_str("    direction LR\n");
         for n in &d.nodes {
             let mut lines = n.label.clone();

@@ -97,9 +97,13 @@ impl EdgeKind {
                 "route-parent-resolves",
             ],
             EdgeKind::Presents => &["san-covers-advertised-name"],
-            EdgeKind::Dials => &["worker-routes-complete", "plaintext-endpoint", "san-covers-advertised-name"],
+            EdgeKind::Dials => &[
+                "worker-routes-complete",
+                "plaintext-endpoint",
+                "san-covers-advertised-name",
+            ],
             EdgeKind::Attaches => &["route-parent-resolves", "plaintext-endpoint"],
-            EdgeKind::RoutesTo => &["route-backend-resolves", "worker-routes-complete"],
+            EdgeKind::RoutesTo => &["route-backend-resolves"],
             EdgeKind::Trusts => &["trust-bundle-valid", "trust-bundle-fingerprint"],
         }
     }
@@ -403,11 +407,15 @@ fn trust_path(g: &Graph, b: &mut Builder) {
         let mut details = Vec::new();
         if let Some(p) = &params {
             if let Some(domains) = p.get("allowed_domains") {
-                let list = match domains {
-                    Value::Array(a) => a.iter().filter_map(Value::as_str).collect::<Vec<_>>().join(", "),
-                    Value::String(s) => s.clone(),
-                    _ => String::new(),
+                let all: Vec<&str> = match domains {
+                    Value::Array(a) => a.iter().filter_map(Value::as_str).collect(),
+                    Value::String(s) => s.split(',').map(str::trim).collect(),
+                    _ => Vec::new(),
                 };
+                let mut list = all.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+                if all.len() > 3 {
+                    list.push_str(&format!(", … {} more", all.len() - 3));
+                }
                 details.push(format!("allowed_domains: {list}"));
             }
         }
@@ -459,13 +467,17 @@ fn trust_path(g: &Graph, b: &mut Builder) {
 fn secret_node(g: &Graph, b: &mut Builder, ns: &str, name: &str) -> usize {
     match g.get("", "Secret", Some(ns), name) {
         Some(o) => {
-            let details = if o.prov.external { vec!["external".to_string()] } else { Vec::new() };
+            let details = if o.prov.external {
+                vec!["external".to_string()]
+            } else {
+                Vec::new()
+            };
             b.object(NodeKind::Secret, o, details)
         }
         None => {
-            let written = g.of(CM, "Certificate").any(|c| {
-                c.namespace.as_deref() == Some(ns) && c.str_at("/spec/secretName") == Some(name)
-            });
+            let written = g
+                .of(CM, "Certificate")
+                .any(|c| c.namespace.as_deref() == Some(ns) && c.str_at("/spec/secretName") == Some(name));
             if written {
                 let key = Key::Obj("Secret".into(), Some(ns.to_string()), name.to_string());
                 b.add(key, || Node {
@@ -490,9 +502,16 @@ fn secret_node(g: &Graph, b: &mut Builder, ns: &str, name: &str) -> usize {
 
 /// Secrets a volume holds (a `secret` volume, `projected` secret sources).
 fn volume_secrets(vol: &Value) -> Vec<&str> {
-    let mut out: Vec<&str> = vol.pointer("/secret/secretName").and_then(Value::as_str).into_iter().collect();
+    let mut out: Vec<&str> = vol
+        .pointer("/secret/secretName")
+        .and_then(Value::as_str)
+        .into_iter()
+        .collect();
     if let Some(srcs) = vol.pointer("/projected/sources").and_then(Value::as_array) {
-        out.extend(srcs.iter().filter_map(|s| s.pointer("/secret/name").and_then(Value::as_str)));
+        out.extend(
+            srcs.iter()
+                .filter_map(|s| s.pointer("/secret/name").and_then(Value::as_str)),
+        );
     }
     out
 }
@@ -504,7 +523,11 @@ fn workloads(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
     for o in g.objects.iter().filter(|o| !o.prov.external) {
         let Some(pod) = o.pod_spec() else { continue };
         let is_router = routers.iter().any(|r| std::ptr::eq(r.obj, o));
-        let vols = pod.get("volumes").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+        let vols = pod
+            .get("volumes")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
         let ns = ns_of(o).to_string();
         // The router: every Secret it mounts (a missing one is a finding's target); other
         // workloads: only Secrets the picture already holds (TLS material).
@@ -606,11 +629,17 @@ fn worker_path(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
                 .unwrap_or_default();
             for r in refs {
                 let kind = r.get("kind").and_then(Value::as_str).unwrap_or("Secret");
-                let Some(name) = r.get("name").and_then(Value::as_str) else { continue };
+                let Some(name) = r.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
                 if kind != "Secret" {
                     continue;
                 }
-                let ns = r.get("namespace").and_then(Value::as_str).unwrap_or(ns_of(gw)).to_string();
+                let ns = r
+                    .get("namespace")
+                    .and_then(Value::as_str)
+                    .unwrap_or(ns_of(gw))
+                    .to_string();
                 let s = secret_node(g, b, &ns, name);
                 b.edge(s, li, EdgeKind::Mounts);
             }
@@ -646,7 +675,9 @@ fn worker_path(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
                         Some(gw) => listeners(gw)
                             .unwrap_or_default()
                             .into_iter()
-                            .filter(|l| pr.section.is_none_or(|s| s == l.name) && pr.port.is_none_or(|p| l.port == Some(p)))
+                            .filter(|l| {
+                                pr.section.is_none_or(|s| s == l.name) && pr.port.is_none_or(|p| l.port == Some(p))
+                            })
                             .map(|l| listener_node(b, gw, l.name, l.protocol, l.port, l.hostname))
                             .collect(),
                         None => Vec::new(),
@@ -753,7 +784,8 @@ fn worker_path(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
         let mut found = false;
         for gw in g.of(GW_GROUP, "Gateway") {
             for l in listeners(gw).unwrap_or_default() {
-                let host_ok = leg.listener_protocol != "HTTPS" || l.hostname.is_none_or(|h| pattern_matches(h, &a.host));
+                let host_ok =
+                    leg.listener_protocol != "HTTPS" || l.hostname.is_none_or(|h| pattern_matches(h, &a.host));
                 if l.protocol == leg.listener_protocol && l.port.is_some() && l.port == a.port.map(u64::from) && host_ok
                 {
                     let li = listener_node(b, gw, l.name, l.protocol, l.port, l.hostname);
@@ -907,10 +939,20 @@ fn points_at(n: &Node, f: &Finding) -> bool {
 /// The message names this node: one of its detail lines (a host, an address, a name), or its
 /// object's name.
 fn named_in(n: &Node, message: &str) -> bool {
-    let names = n.label.iter().skip(1).map(String::as_str).chain(n.object.as_ref().map(|o| o.name.as_str()));
-    names
-        .filter(|s| s.len() >= 3)
-        .any(|s| message.contains(s))
+    // A listener: messages name it as `name`.
+    if n.kind == NodeKind::Listener && !n.missing {
+        if let Some(l) = n.label.get(1).and_then(|l| l.strip_prefix("listener ")) {
+            let name = l.split(' ').next().unwrap_or("");
+            return message.contains(&format!("`{name}`"));
+        }
+    }
+    let names = n
+        .label
+        .iter()
+        .skip(1)
+        .map(String::as_str)
+        .chain(n.object.as_ref().map(|o| o.name.as_str()));
+    names.filter(|s| s.len() >= 3).any(|s| message.contains(s))
 }
 
 fn place(d: &mut Diagram, f: &Finding) {
