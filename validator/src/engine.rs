@@ -111,8 +111,9 @@ pub struct EnvGraph {
     pub findings: Vec<Finding>,
 }
 
-/// Like `check`, but keeps each environment's graph next to its findings.
-pub fn graphs(args: &CheckArgs) -> Result<Vec<EnvGraph>> {
+/// Like `check`, and also each environment's graph next to its findings (for `graph` and the
+/// diagrams of the markdown report).
+pub fn check_graphs(args: &CheckArgs) -> Result<(Report, Vec<EnvGraph>)> {
     let (report, graphs) = run(args)?;
     let mut out: Vec<EnvGraph> = report
         .environments
@@ -124,13 +125,13 @@ pub fn graphs(args: &CheckArgs) -> Result<Vec<EnvGraph>> {
             findings: Vec::new(),
         })
         .collect();
-    for f in report.findings {
+    for f in &report.findings {
         let env = f.environment.as_deref().unwrap_or("manifests");
         if let Some(e) = out.iter_mut().find(|e| e.name == env) {
-            e.findings.push(f);
+            e.findings.push(f.clone());
         }
     }
-    Ok(out)
+    Ok((report, out))
 }
 
 /// The whole pipeline: load, render, one graph per environment, rules, sink. The graphs come

@@ -450,3 +450,33 @@ fn generated_diagrams_in_docs_and_readme_are_fresh() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn the_markdown_report_embeds_the_collapsed_diagram_of_an_environment_with_findings() {
+    let d = stack_copy();
+    let udp = d.path().join("charts/request-router/templates/udproute.yaml");
+    let text = std::fs::read_to_string(&udp).unwrap();
+    std::fs::write(&udp, text.replace("port: 50072", "port: 50073")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .current_dir(d.path())
+        .args(["check", "--file", "helmfile.yaml", "--offline", "--format", "markdown"])
+        .args(["-e", "split-cluster", "-e", "default"])
+        .env("PATH", path_with_tools())
+        .env("XDG_CACHE_HOME", cache())
+        .env("NVCF_VALIDATE_NOW", "2027-01-15T12:00:00Z")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let md = String::from_utf8(out.stdout).unwrap();
+    // Only split-cluster has a finding on its picture (default has no worker routes).
+    assert_eq!(md.matches("```mermaid").count(), 1, "{md}");
+    assert!(md.contains("<code>split-cluster</code>"), "{md}");
+    let block = md.split("```mermaid\n").nth(1).unwrap().split("```").next().unwrap();
+    assert!(block.contains("routes to: route-backend-resolves"), "{block}");
+    // Collapsed: the trust path has no finding and is left out, with a count.
+    assert!(!block.contains("openbao-pki-role"), "{block}");
+    assert!(block.contains("without findings not shown"), "{block}");
+    let f = d.path().join("comment.mmd");
+    std::fs::write(&f, block).unwrap();
+    mermaid_parses(&[f]);
+}

@@ -1,6 +1,6 @@
 //! `nvcf-validate graph`: draw each environment's chain of trust and worker path, with the
 //! findings that sit on it. The pipeline is `check`'s (load, render, one graph per environment,
-//! rules, sink: `engine::graphs`); only the output differs.
+//! rules, sink: `engine::check_graphs`); only the output differs.
 //!
 //! Exit codes as for `check`: 0 no error-level finding, 1 at least one (the picture is written
 //! either way), 2 could not draw (bad input, render failure, unwritable output).
@@ -49,8 +49,8 @@ pub fn run(a: &Args, now: Option<time::OffsetDateTime>) -> i32 {
         now,
         ..CheckArgs::default()
     };
-    let envs = match engine::graphs(&args) {
-        Ok(e) => e,
+    let envs = match engine::check_graphs(&args) {
+        Ok((_, e)) => e,
         Err(e) => {
             eprintln!("nvcf-validate graph: could not draw {}: {e:#}", engine::describe(&args));
             return 2;

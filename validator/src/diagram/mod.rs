@@ -4,6 +4,7 @@
 
 pub mod dot;
 pub mod json;
+pub mod markdown;
 pub mod mermaid;
 pub mod model;
 

@@ -182,21 +182,16 @@ impl Diagram {
     /// Only what has a finding, with its direct neighbours for context; what was dropped is
     /// counted in a note. For places where the whole picture is too big (a PR comment).
     pub fn collapsed(&self) -> (Diagram, usize) {
+        // Nodes with a finding keep their direct neighbours; a marked edge keeps its two ends.
         let marked: Vec<&str> = self
             .nodes
             .iter()
             .filter(|n| !n.marks.is_empty())
             .map(|n| n.id.as_str())
-            .chain(
-                self.edges
-                    .iter()
-                    .filter(|e| !e.marks.is_empty())
-                    .flat_map(|e| [e.from.as_str(), e.to.as_str()]),
-            )
             .collect();
         let mut keep: std::collections::BTreeSet<&str> = marked.iter().copied().collect();
         for e in &self.edges {
-            if marked.contains(&e.from.as_str()) || marked.contains(&e.to.as_str()) {
+            if !e.marks.is_empty() || marked.contains(&e.from.as_str()) || marked.contains(&e.to.as_str()) {
                 keep.insert(&e.from);
                 keep.insert(&e.to);
             }
