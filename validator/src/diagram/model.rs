@@ -377,9 +377,6 @@ fn is_issuer(o: &Object) -> bool {
 
 fn issuer_details(o: &Object) -> Vec<String> {
     let mut d = Vec::new();
-    if o.prov.external {
-        d.push("external".to_string());
-    }
     if let Some(spec) = o.at("/spec").and_then(Value::as_object) {
         for kind in ["vault", "ca", "selfSigned", "acme"] {
             if spec.contains_key(kind) {
@@ -461,14 +458,7 @@ fn trust_path(g: &Graph, b: &mut Builder) {
 /// Certificate writes, else absent.
 fn secret_node(g: &Graph, b: &mut Builder, ns: &str, name: &str) -> usize {
     match g.get("", "Secret", Some(ns), name) {
-        Some(o) => {
-            let details = if o.prov.external {
-                vec!["external".to_string()]
-            } else {
-                Vec::new()
-            };
-            b.object(NodeKind::Secret, o, details)
-        }
+        Some(o) => b.object(NodeKind::Secret, o, Vec::new()),
         None => {
             let written = g
                 .of(CM, "Certificate")
