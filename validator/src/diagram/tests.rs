@@ -3,18 +3,18 @@ use crate::diagram::{dot, json, mermaid};
 use crate::policy::Policy;
 use crate::rules::{self, Ctx, Scope};
 use crate::sink::{self, Overrides};
-use crate::testutil;
+use crate::testkit;
 
 const SPLIT: &str = include_str!("fixtures/split-cluster.yaml");
 
 /// The picture of `yaml` with the findings the real rules (and the sink) report on it.
 fn picture(yaml: &str) -> Diagram {
     let policy = Policy::default();
-    let g = testutil::graph("split-cluster", yaml);
+    let g = testkit::graph("split-cluster", yaml);
     // After the example root's notBefore (2026-11-29T19:19Z), before anything expires.
     let ctx = Ctx {
         now: time::macros::datetime!(2027-01-15 12:00 UTC),
-        ..testutil::ctx(&g, &policy)
+        ..testkit::ctx(&g, &policy)
     };
     let overrides = Overrides::new(&policy, &[], &[], &[]).unwrap();
     let findings = sink::apply(rules::run(&ctx, Scope::Objects), &policy, &overrides, ctx.now.date());
