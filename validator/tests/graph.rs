@@ -110,6 +110,19 @@ fn edge<'a>(all: &'a [(String, String, String, Vec<String>)], from: &str, label:
         .unwrap_or_else(|| panic!("no edge {from} -{label}-> {to} in\n{all:#?}"))
 }
 
+/// The JSON output against its schema (validator/schema/graph.schema.json).
+fn follows_the_schema(doc: &Value) {
+    let schema: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("validator/schema/graph.schema.json")).unwrap())
+            .unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v
+        .iter_errors(doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
+
 fn mermaid_parses(files: &[PathBuf]) {
     let dir = repo().join("validator/tests/mermaid");
     assert!(
@@ -155,6 +168,7 @@ fn split_cluster_shows_the_whole_worker_path_and_trust_path() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let doc: Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["schema"], "nvcf-validate/graph/v1");
+    follows_the_schema(&doc);
     let e = edges(&doc);
     // gRPC: dial host → Gateway HTTPS listener → GRPCRoute → router Service → router.
     edge(
@@ -372,6 +386,7 @@ fn hostile_names_cannot_break_any_format() {
     );
     assert!(!svg.contains("<script"));
     let j: Value = serde_json::from_str(&render(&d, Format::Json)).unwrap();
+    follows_the_schema(&j);
     let labels = j.to_string();
     assert!(labels.contains(r#"a\"b"#), "JSON keeps the names exactly");
 }

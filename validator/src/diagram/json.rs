@@ -1,5 +1,6 @@
 //! JSON: `{"schema": "nvcf-validate/graph/v1", "environments": [{environment, nodes, edges,
-//! unplaced}]}`. Node ids are local to their environment.
+//! unplaced}]}`. Node ids are local to their environment. The JSON Schema is
+//! `validator/schema/graph.schema.json` (the CLI tests check the output against it).
 
 use super::Diagram;
 use serde::Serialize;
