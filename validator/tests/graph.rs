@@ -495,3 +495,20 @@ fn the_markdown_report_embeds_the_collapsed_diagram_of_an_environment_with_findi
     std::fs::write(&f, block).unwrap();
     mermaid_parses(&[f]);
 }
+
+#[test]
+fn in_cluster_workers_dial_the_router_service_directly() {
+    let r = draw(&repo(), "default", "json");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let e = edges(&serde_json::from_str(&r.stdout).unwrap());
+    edge(
+        &e,
+        "QUIC dial address | request-router.nvcf.svc.cluster.local:50072",
+        "dials",
+        "Service nvcf/request-router |",
+    );
+    // No Gateway listener for an in-cluster address.
+    assert!(!e
+        .iter()
+        .any(|(f, l, t, _)| f.contains("QUIC dial") && l == "dials" && t.contains("listener")));
+}

@@ -764,6 +764,14 @@ fn worker_path(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
             b.edge(p, di, EdgeKind::Dials);
         }
         if in_cluster(g, &a.host) {
+            // In-cluster workers reach a Service by its cluster DNS name: draw that hop.
+            for svc in g.of("", "Service") {
+                let ns = ns_of(svc);
+                if a.host == format!("{}.{ns}", svc.name) || a.host.starts_with(&format!("{}.{ns}.svc", svc.name)) {
+                    let si = b.object(NodeKind::Service, svc, service_details(svc));
+                    b.edge(di, si, EdgeKind::Dials);
+                }
+            }
             continue;
         }
         let mut found = false;
