@@ -396,7 +396,7 @@ fn trust_path(g: &Graph, b: &mut Builder) {
     }
     for cm in g.of_kind("ConfigMap").filter(|cm| cm.name == ROLE_CONFIGMAP) {
         let params: Option<Value> = cm.str_at("/data/role.json").and_then(|t| serde_json::from_str(t).ok());
-        let mut details = Vec::new();
+        let mut details = vec!["OpenBao signing role".to_string()];
         if let Some(p) = &params {
             if let Some(domains) = p.get("allowed_domains") {
                 let all: Vec<&str> = match domains {
@@ -883,7 +883,7 @@ fn short_fp(fp: &str) -> String {
 }
 
 fn profile_details(p: &Value) -> Vec<String> {
-    let mut d = Vec::new();
+    let mut d = vec!["worker profile".to_string()];
     if let Some(m) = p.get("trustMode").and_then(Value::as_str) {
         d.push(format!("trust mode {m}"));
     }
@@ -908,8 +908,8 @@ fn bundle(g: &Graph, b: &mut Builder) {
             .annotations()
             .and_then(|a| a.get(FP_ANNOTATION))
             .and_then(Value::as_str)
-            .map(|fp| vec![short_fp(fp)])
-            .unwrap_or_default();
+            .map(short_fp);
+        let details = std::iter::once("trust bundle".to_string()).chain(details).collect();
         let bi = b.object(NodeKind::TrustBundle, bo, details);
         for p in profiles.iter().filter(|p| p.namespace == bo.namespace) {
             let d = profile(p).map(|v| profile_details(&v)).unwrap_or_default();
