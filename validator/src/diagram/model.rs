@@ -233,6 +233,7 @@ struct Builder {
     nodes: Vec<Node>,
     index: BTreeMap<Key, usize>,
     edges: Vec<(usize, usize, EdgeKind)>,
+    seen: std::collections::BTreeSet<(usize, usize, EdgeKind)>,
 }
 
 fn obj_key(o: &Object) -> Key {
@@ -318,7 +319,7 @@ impl Builder {
     }
 
     fn edge(&mut self, from: usize, to: usize, kind: EdgeKind) {
-        if !self.edges.contains(&(from, to, kind)) {
+        if self.seen.insert((from, to, kind)) {
             self.edges.push((from, to, kind));
         }
     }
@@ -330,6 +331,7 @@ pub fn build(graph: &Graph, findings: &[Finding]) -> Diagram {
         nodes: Vec::new(),
         index: BTreeMap::new(),
         edges: Vec::new(),
+        seen: Default::default(),
     };
     trust_path(graph, &mut b);
     let routers = router::routers(graph);
