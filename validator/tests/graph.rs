@@ -21,10 +21,51 @@ struct Run {
     stderr: String,
 }
 
-/// One render cache for this file's runs (the stack is rendered once per environment).
+/// One render cache for this file's runs, filled once with every environment of the
+/// repository's stack before any test reads it (tests run in parallel: without this each would
+/// render the same environments at the same time).
 fn cache() -> &'static Path {
     static C: OnceLock<tempfile::TempDir> = OnceLock::new();
-    C.get_or_init(|| tempfile::tempdir().unwrap()).path()
+    C.get_or_init(|| {
+        let d = tempfile::tempdir().unwrap();
+        fill(d.path(), &repo(), &[]);
+        d
+    })
+    .path()
+}
+
+/// Render `envs` (all when empty) of the stack in `dir` into the cache at `cache`.
+fn fill(cache: &Path, dir: &Path, envs: &[&str]) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
+    c.current_dir(dir)
+        .args(["graph", "--file", "helmfile.yaml", "--offline", "--format", "json"])
+        .env("PATH", path_with_tools())
+        .env("XDG_CACHE_HOME", cache);
+    for e in envs {
+        c.args(["-e", e]);
+    }
+    let out = c.output().unwrap();
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A copy of the repository's stack whose UDPRoute sends QUIC to a port the router Service does
+/// not have (50073), rendered once for the tests that read it.
+fn broken_stack() -> &'static Path {
+    static B: OnceLock<tempfile::TempDir> = OnceLock::new();
+    B.get_or_init(|| {
+        let d = stack_copy();
+        let udp = d.path().join("charts/request-router/templates/udproute.yaml");
+        let text = std::fs::read_to_string(&udp).unwrap();
+        assert!(text.contains("port: 50072"));
+        std::fs::write(&udp, text.replace("port: 50072", "port: 50073")).unwrap();
+        fill(cache(), d.path(), &["split-cluster", "default"]);
+        d
+    })
+    .path()
 }
 
 fn graph(dir: &Path, args: &[&str]) -> Run {
@@ -260,13 +301,9 @@ fn split_cluster_shows_the_whole_worker_path_and_trust_path() {
 
 #[test]
 fn a_mutated_stack_shows_the_broken_edge_with_its_rule() {
-    let d = stack_copy();
-    let udp = d.path().join("charts/request-router/templates/udproute.yaml");
-    let text = std::fs::read_to_string(&udp).unwrap();
-    assert!(text.contains("port: 50072"));
-    std::fs::write(&udp, text.replace("port: 50072", "port: 50073")).unwrap();
+    let d = broken_stack();
 
-    let r = draw(d.path(), "split-cluster", "json");
+    let r = draw(d, "split-cluster", "json");
     assert_eq!(r.code, 1, "an error finding is exit 1: {}", r.stderr);
     let e = edges(&serde_json::from_str(&r.stdout).unwrap());
     assert_eq!(
@@ -286,13 +323,15 @@ fn a_mutated_stack_shows_the_broken_edge_with_its_rule() {
     assert!(edge(&e, "gRPC dial address", "dials", "listener worker-grpc").is_empty());
 
     // The same picture in the other formats, read by their real consumers.
-    let m = draw(d.path(), "split-cluster", "mermaid");
+    let m = draw(d, "split-cluster", "mermaid");
     assert_eq!(m.code, 1);
     assert!(m.stdout.contains("routes to: route-backend-resolves"));
-    let file = d.path().join("broken.mmd");
+    // Outside the stack: a new file there would change the render cache key.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("broken.mmd");
     std::fs::write(&file, &m.stdout).unwrap();
     mermaid_parses(&[file]);
-    let dot = draw(d.path(), "split-cluster", "dot");
+    let dot = draw(d, "split-cluster", "dot");
     let svg = dot_svg(&dot.stdout);
     assert!(
         svg.contains("routes to: route&#45;backend&#45;resolves") || svg.contains("routes to: route-backend-resolves")
@@ -468,12 +507,9 @@ fn generated_diagrams_in_docs_and_readme_are_fresh() {
 
 #[test]
 fn the_markdown_report_embeds_the_collapsed_diagram_of_an_environment_with_findings() {
-    let d = stack_copy();
-    let udp = d.path().join("charts/request-router/templates/udproute.yaml");
-    let text = std::fs::read_to_string(&udp).unwrap();
-    std::fs::write(&udp, text.replace("port: 50072", "port: 50073")).unwrap();
+    let d = broken_stack();
     let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(d.path())
+        .current_dir(d)
         .args(["check", "--file", "helmfile.yaml", "--offline", "--format", "markdown"])
         .args(["-e", "split-cluster", "-e", "default"])
         .env("PATH", path_with_tools())
@@ -491,7 +527,8 @@ fn the_markdown_report_embeds_the_collapsed_diagram_of_an_environment_with_findi
     // Collapsed: the trust path has no finding and is left out, with a count.
     assert!(!block.contains("openbao-pki-role"), "{block}");
     assert!(block.contains("without findings not shown"), "{block}");
-    let f = d.path().join("comment.mmd");
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("comment.mmd");
     std::fs::write(&f, block).unwrap();
     mermaid_parses(&[f]);
 }
