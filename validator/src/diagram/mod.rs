@@ -5,8 +5,10 @@
 pub mod dot;
 pub mod json;
 pub mod markdown;
+mod marks;
 pub mod mermaid;
 pub mod model;
+mod paths;
 
 pub use model::{Diagram, Edge, EdgeKind, Mark, Node, NodeKind};
 
