@@ -280,6 +280,13 @@ fn split_cluster_shows_the_whole_worker_path_and_trust_path() {
         "mounts",
         "StatefulSet nvcf/request-router",
     );
+    // cert-manager trusts OpenBao's listener through the bootstrap CA.
+    edge(
+        &e,
+        "Secret cert-manager/openbao-bootstrap-ca",
+        "trusts",
+        "ClusterIssuer openbao |",
+    );
     edge(
         &e,
         "ConfigMap nvcf/nvcf-trust-bundle",

@@ -17,6 +17,8 @@ const ROLE_CONFIGMAP: &str = "openbao-pki-role";
 const TRUST_BUNDLE: &str = "nvcf-trust-bundle";
 const WORKER_PROFILE: &str = "nvcf-worker-profile";
 const FP_ANNOTATION: &str = "nvcf.io/trust-bundle-fingerprint";
+/// Where cert-manager resolves a ClusterIssuer's Secret references by default.
+const CLUSTER_RESOURCE_NAMESPACE: &str = "cert-manager";
 /// At most this many expansions of an advertised-name template are drawn (replicas is input).
 const MAX_EXPANSIONS: u64 = 4;
 
@@ -205,6 +207,30 @@ fn trust_path(g: &Graph, b: &mut Builder) {
         if let Some(secret) = c.str_at("/spec/secretName") {
             let s = secret_node(g, b, &ns, secret);
             b.edge(cert, s, EdgeKind::Writes);
+        }
+    }
+}
+
+/// The CA a Vault issuer trusts for OpenBao's listener (`caBundleSecretRef`): drawn when the stack
+/// has that Secret (written by a Certificate, rendered or external). A ClusterIssuer's references
+/// resolve in cert-manager's cluster resource namespace, `cert-manager` unless reconfigured.
+fn issuer_trust(g: &Graph, b: &mut Builder) {
+    for o in g.objects.iter().filter(|o| is_issuer(o)) {
+        let Some(name) = o.str_at("/spec/vault/caBundleSecretRef/name") else {
+            continue;
+        };
+        let ns = o
+            .namespace
+            .clone()
+            .unwrap_or_else(|| CLUSTER_RESOURCE_NAMESPACE.to_string());
+        let known = b
+            .index
+            .contains_key(&Key::Obj("Secret".into(), Some(ns.clone()), name.to_string()))
+            || g.get("", "Secret", Some(&ns), name).is_some();
+        if known {
+            let s = secret_node(g, b, &ns, name);
+            let i = b.object(NodeKind::Issuer, o, issuer_details(o));
+            b.edge(s, i, EdgeKind::Trusts);
         }
     }
 }
@@ -683,6 +709,7 @@ pub(super) fn draw(graph: &Graph) -> (Vec<Node>, Vec<Edge>) {
         seen: Default::default(),
     };
     trust_path(graph, &mut b);
+    issuer_trust(graph, &mut b);
     let routers = router::routers(graph);
     workloads(graph, &routers, &mut b);
     worker_path(graph, &routers, &mut b);
