@@ -5,6 +5,9 @@
 use super::model::{Edge, EdgeKind, Node, NodeKind, NodeObject};
 use crate::graph::{Graph, Object};
 use crate::router::{self, RouterWorkload};
+use crate::rules::pki::bundles::{is_bundle_configmap, profile};
+use crate::rules::pki::mounts::volume_secrets;
+use crate::rules::pki::{FP_ANNOTATION, ROLE_CONFIGMAP, WORKER_PROFILE};
 use crate::rules::routes::backend::{backend_refs, resolve, Backend};
 use crate::rules::routes::gateway::{attach, listeners, parent_refs, pattern_matches, Attach};
 use crate::rules::routes::worker::{in_cluster, parse_addr};
@@ -13,10 +16,6 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 const CM: &str = "cert-manager.io";
-const ROLE_CONFIGMAP: &str = "openbao-pki-role";
-const TRUST_BUNDLE: &str = "nvcf-trust-bundle";
-const WORKER_PROFILE: &str = "nvcf-worker-profile";
-const FP_ANNOTATION: &str = "nvcf.io/trust-bundle-fingerprint";
 /// Where cert-manager resolves a ClusterIssuer's Secret references by default.
 const CLUSTER_RESOURCE_NAMESPACE: &str = "cert-manager";
 /// At most this many expansions of an advertised-name template are drawn (replicas is input).
@@ -266,22 +265,6 @@ fn secret_node(g: &Graph, b: &mut Builder, ns: &str, name: &str) -> usize {
     }
 }
 
-/// Secrets a volume holds (a `secret` volume, `projected` secret sources).
-fn volume_secrets(vol: &Value) -> Vec<&str> {
-    let mut out: Vec<&str> = vol
-        .pointer("/secret/secretName")
-        .and_then(Value::as_str)
-        .into_iter()
-        .collect();
-    if let Some(srcs) = vol.pointer("/projected/sources").and_then(Value::as_array) {
-        out.extend(
-            srcs.iter()
-                .filter_map(|s| s.pointer("/secret/name").and_then(Value::as_str)),
-        );
-    }
-    out
-}
-
 // ---------------------------------------------------------------------------------------------
 // Workloads: Secret → workload (mounts), workload → advertised names (presents)
 
@@ -299,7 +282,7 @@ fn workloads(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
         // workloads: only Secrets the picture already holds (TLS material).
         let mut mounted = Vec::new();
         for v in vols {
-            for s in volume_secrets(v) {
+            for (s, _) in volume_secrets(v) {
                 let known = b
                     .index
                     .contains_key(&Key::Obj("Secret".into(), Some(ns.clone()), s.to_string()));
@@ -648,12 +631,6 @@ fn service_details(s: &Object) -> Vec<String> {
 // ---------------------------------------------------------------------------------------------
 // Trust bundle → worker profile
 
-fn profile(cm: &Object) -> Option<Value> {
-    crate::yaml::value(cm.str_at("/data/profile.yaml")?)
-        .ok()
-        .filter(Value::is_object)
-}
-
 fn short_fp(fp: &str) -> String {
     let s: String = fp.chars().take(19).collect();
     if fp.chars().count() > 19 {
@@ -675,14 +652,8 @@ fn profile_details(p: &Value) -> Vec<String> {
 }
 
 fn bundle(g: &Graph, b: &mut Builder) {
-    let bundles: Vec<&Object> = g
-        .of_kind("ConfigMap")
-        .filter(|o| {
-            o.group().is_empty()
-                && o.name != WORKER_PROFILE
-                && (o.name == TRUST_BUNDLE || o.annotations().is_some_and(|a| a.contains_key(FP_ANNOTATION)))
-        })
-        .collect();
+    // The ConfigMaps the bundle rules judge as published bundles.
+    let bundles: Vec<&Object> = g.objects.iter().filter(|o| is_bundle_configmap(o)).collect();
     let profiles: Vec<&Object> = g.of_kind("ConfigMap").filter(|o| o.name == WORKER_PROFILE).collect();
     for bo in bundles {
         let details = bo
