@@ -382,11 +382,9 @@ fn a_route_without_its_listener_attaches_to_a_dashed_one() {
         "{:?}",
         parent.label
     );
-    // The gRPC leg is incomplete: its dial edge carries worker-routes-complete.
-    assert_eq!(
-        marks_of(&d, "gRPC dial address", "dials", "Gateway"),
-        ["worker-routes-complete"]
-    );
+    // The gRPC leg is incomplete: its dial edge carries worker-routes-complete (and, as no
+    // listener takes the dial host any more, the router's own certificate is judged for it).
+    assert!(marks_of(&d, "gRPC dial address", "dials", "Gateway").contains(&"worker-routes-complete"));
 }
 
 /// Catalog ids (validator.md) that edges already name but no rule implements yet.
