@@ -46,8 +46,8 @@ pub(super) fn place(d: &mut Diagram, f: &Finding) {
         });
         return;
     }
-    // A node a finding points at is marked only once per rule, even when it stands for a Gateway
-    // drawn as several listeners: then only the listeners the message names (all if none).
+    // A Gateway is drawn as one node per listener, all pointing at it: a finding about it marks
+    // the listeners its message names (all of them when it names none).
     let named: Vec<usize> = at
         .iter()
         .copied()
