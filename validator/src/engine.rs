@@ -10,6 +10,7 @@ use crate::render::helmfile::{EnvRender, Options};
 use crate::render::manifests::{read_manifests, RenderedDoc};
 use crate::render::{self, ReleaseStatus};
 use crate::rules::{self, Ctx, Scope};
+use crate::schema::{Coverage, SchemaSet};
 use crate::sink::{self, Overrides};
 use crate::stack::Stack;
 use anyhow::{bail, Result};
@@ -44,6 +45,9 @@ pub struct EnvReport {
     pub objects: usize,
     /// Why helmfile could not render this environment, when state findings explain it.
     pub render_error: Option<String>,
+    /// Schema coverage (`schema-valid`): kinds without a schema; `None` when the rule is off or
+    /// the environment was not rendered.
+    pub schema_coverage: Option<Coverage>,
 }
 
 #[derive(Debug, Clone)]
@@ -101,6 +105,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
     let policy = load_policy(args)?;
     let overrides = Overrides::new(&policy, &args.deny, &args.warn, &args.allow)?;
     let now = args.now.unwrap_or_else(time::OffsetDateTime::now_utc);
+    let schemas = load_schemas(args, &policy, &overrides)?;
 
     let (mut findings, environments) = match &args.manifests {
         Some(path) => {
@@ -117,6 +122,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
                 policy: &policy,
                 status: &[],
                 now,
+                schemas: schemas.as_ref(),
             };
             let f = rules::run(&ctx, Scope::Objects);
             let env = EnvReport {
@@ -124,6 +130,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
                 releases: Vec::new(),
                 objects: graph.objects.iter().filter(|o| !o.prov.external).count(),
                 render_error: None,
+                schema_coverage: schemas.as_ref().map(|s| s.for_graph(&graph).coverage(&graph)),
             };
             (f, vec![env])
         }
@@ -134,7 +141,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
             };
             let (stack, renders) =
                 render::render_stack(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;
-            check_stack(&stack, renders, &policy, now)?
+            check_stack(&stack, renders, &policy, now, schemas.as_ref())?
         }
     };
     findings = sink::apply(findings, &policy, &overrides, now.date());
@@ -188,6 +195,7 @@ fn check_stack(
     renders: Vec<EnvRender>,
     policy: &Policy,
     now: time::OffsetDateTime,
+    schemas: Option<&SchemaSet>,
 ) -> Result<(Vec<Finding>, Vec<EnvReport>)> {
     let mut findings = Vec::new();
     let mut envs = Vec::new();
@@ -208,20 +216,41 @@ fn check_stack(
             policy,
             status: &status,
             now,
+            schemas,
         };
         // Whether state findings explain a render failure is decided after the sink (`check`).
         findings.extend(rules::run(&ctx, Scope::State));
         if render_error.is_none() {
             findings.extend(rules::run(&ctx, Scope::Objects));
         }
+        let schema_coverage = schemas
+            .filter(|_| render_error.is_none())
+            .map(|s| s.for_graph(&graph).coverage(&graph));
         envs.push(EnvReport {
             name: state.name.clone(),
             objects: graph.objects.iter().filter(|o| !o.prov.external).count(),
             releases: status,
             render_error,
+            schema_coverage,
         });
     }
     Ok((findings, envs))
+}
+
+/// The schemas `schema-valid` needs, loaded once per run; `None` when the rule is turned off
+/// (`-A schema-valid` or the policy's `severity:`), so a run without installed schemas can opt out.
+/// They are looked up from the state's directory, or the working directory for `--manifests`.
+fn load_schemas(args: &CheckArgs, policy: &Policy, overrides: &Overrides) -> Result<Option<SchemaSet>> {
+    if overrides.get("schema-valid") == Some(crate::policy::Level::Allow) {
+        return Ok(None);
+    }
+    let start = match &args.manifests {
+        Some(_) => std::env::current_dir().unwrap_or_default(),
+        None if args.file.is_dir() => args.file.clone(),
+        None => args.file.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    let start = if start.as_os_str().is_empty() { PathBuf::from(".") } else { start };
+    SchemaSet::load(policy, &start).map(Some)
 }
 
 /// Turn rendered documents into a graph, add the policy's externals, and attach template texts

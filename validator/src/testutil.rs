@@ -44,5 +44,6 @@ pub fn ctx<'a>(graph: &'a Graph, policy: &'a Policy) -> Ctx<'a> {
         policy,
         status: &[],
         now: time::macros::datetime!(2026-11-29 12:00 UTC),
+        schemas: None,
     }
 }

@@ -652,6 +652,7 @@ pub(crate) mod testkit {
             policy,
             status,
             now: time::macros::datetime!(2026-11-29 12:00 UTC),
+            schemas: None,
         }
     }
 
