@@ -407,6 +407,7 @@ pub fn validate(v: &Validator, body: &Value) -> Vec<Issue> {
                     message: "missing required field".into(),
                 });
             }
+            ValidationErrorKind::Type { kind } if yaml11_scalar(kind, e.instance()) => {}
             ValidationErrorKind::Type { kind } => out.push(Issue {
                 path: base,
                 message: format!("wrong type: expected {}", type_names(kind)),
@@ -426,6 +427,28 @@ pub fn validate(v: &Validator, body: &Value) -> Vec<Issue> {
         }
     }
     out
+}
+
+/// Our YAML parser reads YAML 1.2, the API server's decoder YAML 1.1: an unquoted `0440` is the
+/// octal integer 288 and `yes`/`off` are booleans there, strings here. Such a string where the
+/// schema wants an integer/boolean is what the API server reads as one, so it is no type error.
+/// (A quoted `"0440"` is a string for both and slips through: the price of not seeing quotes.)
+fn yaml11_scalar(kind: &jsonschema::error::TypeKind, instance: &Value) -> bool {
+    use jsonschema::error::TypeKind;
+    use jsonschema::JsonType;
+    let Some(s) = instance.as_str() else {
+        return false;
+    };
+    let wants = |t: JsonType| match kind {
+        TypeKind::Single(x) => *x == t,
+        TypeKind::Multiple(ts) => ts.contains(t),
+    };
+    let octal = s.len() > 1 && s.starts_with('0') && s.bytes().all(|b| (b'0'..=b'7').contains(&b));
+    let boolean = matches!(
+        s,
+        "yes" | "Yes" | "YES" | "no" | "No" | "NO" | "on" | "On" | "ON" | "off" | "Off" | "OFF" | "y" | "Y" | "n" | "N"
+    );
+    (octal && wants(JsonType::Integer)) || (boolean && wants(JsonType::Boolean))
 }
 
 fn type_names(kind: &jsonschema::error::TypeKind) -> String {
