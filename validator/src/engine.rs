@@ -249,7 +249,11 @@ fn load_schemas(args: &CheckArgs, policy: &Policy, overrides: &Overrides) -> Res
         None if args.file.is_dir() => args.file.clone(),
         None => args.file.parent().map(Path::to_path_buf).unwrap_or_default(),
     };
-    let start = if start.as_os_str().is_empty() { PathBuf::from(".") } else { start };
+    let start = if start.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        start
+    };
     SchemaSet::load(policy, &start).map(Some)
 }
 

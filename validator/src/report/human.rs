@@ -147,7 +147,10 @@ pub fn render(report: &Report, color: bool) -> String {
 
 /// `schemas: Kubernetes 1.35; 12 objects validated; no schema for Certificate cert-manager.io/v1 (2)`.
 fn schema_line(c: &crate::schema::Coverage) -> String {
-    let mut s = format!("schemas: Kubernetes {}; {} objects validated", c.kubernetes_version, c.validated);
+    let mut s = format!(
+        "schemas: Kubernetes {}; {} objects validated",
+        c.kubernetes_version, c.validated
+    );
     if c.without_schema.is_empty() {
         s.push_str("; every kind has a schema");
     } else {

@@ -67,10 +67,7 @@ pub fn versions(crd: &Value, origin: &str, object_meta: &str) -> Result<Vec<CrdV
 fn root(s: &Value, object_meta: &str) -> Value {
     let mut v = convert(s);
     if let Some(o) = v.as_object_mut() {
-        o.insert(
-            "$schema".into(),
-            json!("https://json-schema.org/draft/2020-12/schema"),
-        );
+        o.insert("$schema".into(), json!("https://json-schema.org/draft/2020-12/schema"));
         if let Some(props) = o.get_mut("properties").and_then(Value::as_object_mut) {
             props.insert("metadata".into(), json!({ "$ref": object_meta }));
             for k in ["apiVersion", "kind"] {
@@ -100,7 +97,10 @@ fn convert(s: &Value) -> Value {
                 o.insert(k.clone(), convert(v));
             }
             "allOf" | "anyOf" | "oneOf" => {
-                let list = v.as_array().map(|a| a.iter().map(convert).collect()).unwrap_or_default();
+                let list = v
+                    .as_array()
+                    .map(|a| a.iter().map(convert).collect())
+                    .unwrap_or_default();
                 o.insert(k.clone(), Value::Array(list));
             }
             "exclusiveMinimum" | "exclusiveMaximum" if v.is_boolean() => {}
@@ -129,7 +129,10 @@ fn convert(s: &Value) -> Value {
             props.entry("metadata").or_insert_with(|| json!({"type": "object"}));
         }
     }
-    if o.contains_key("properties") && !o.contains_key("additionalProperties") && !flag("x-kubernetes-preserve-unknown-fields") {
+    if o.contains_key("properties")
+        && !o.contains_key("additionalProperties")
+        && !flag("x-kubernetes-preserve-unknown-fields")
+    {
         o.insert("additionalProperties".into(), Value::Bool(false));
     }
     // Accept null wherever a type is declared.
@@ -169,10 +172,18 @@ mod tests {
         assert_eq!(vs.len(), 1, "unserved versions are skipped");
         let s = &vs[0].schema;
         assert_eq!(s["properties"]["spec"]["additionalProperties"], json!(false));
-        assert_eq!(s["properties"]["spec"]["properties"]["port"]["type"], json!(["integer", "string", "null"]));
-        assert_eq!(s["properties"]["spec"]["properties"]["size"]["exclusiveMinimum"], json!(0));
+        assert_eq!(
+            s["properties"]["spec"]["properties"]["port"]["type"],
+            json!(["integer", "string", "null"])
+        );
+        assert_eq!(
+            s["properties"]["spec"]["properties"]["size"]["exclusiveMinimum"],
+            json!(0)
+        );
         assert!(s["properties"]["spec"]["properties"]["size"].get("minimum").is_none());
-        assert!(s["properties"]["spec"]["properties"]["extra"].get("additionalProperties").is_none());
+        assert!(s["properties"]["spec"]["properties"]["extra"]
+            .get("additionalProperties")
+            .is_none());
         assert_eq!(
             s["properties"]["spec"]["properties"]["labels"]["additionalProperties"],
             json!({"type": ["string", "null"]})

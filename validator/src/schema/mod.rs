@@ -144,7 +144,10 @@ impl SchemaSet {
                 start.display()
             );
         };
-        let defs_file = dir.join("kubernetes").join(format!("v{version}")).join("_definitions.json");
+        let defs_file = dir
+            .join("kubernetes")
+            .join(format!("v{version}"))
+            .join("_definitions.json");
         if !defs_file.is_file() {
             let installed: Vec<String> = std::fs::read_dir(dir.join("kubernetes"))
                 .map(|rd| {
@@ -166,8 +169,12 @@ impl SchemaSet {
         }
         let text = std::fs::read_to_string(&defs_file)
             .with_context(|| format!("cannot read Kubernetes schemas {}", defs_file.display()))?;
-        let defs: Value = serde_json::from_str(&text)
-            .with_context(|| format!("{}: not JSON; run ./ci/setup to reinstall the schemas", defs_file.display()))?;
+        let defs: Value = serde_json::from_str(&text).with_context(|| {
+            format!(
+                "{}: not JSON; run ./ci/setup to reinstall the schemas",
+                defs_file.display()
+            )
+        })?;
         let mut builtin = HashMap::new();
         for (name, def) in defs.get("$defs").and_then(Value::as_object).into_iter().flatten() {
             for gvk in def
@@ -252,13 +259,18 @@ fn load_crd_files(policy: &Policy) -> Result<Vec<CrdVersion>> {
     for f in &policy.settings.crd_files {
         let path = base.join(f);
         let shown = path.display().to_string();
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("policy settings.crdFiles: cannot read {shown}"))?;
+        let text =
+            std::fs::read_to_string(&path).with_context(|| format!("policy settings.crdFiles: cannot read {shown}"))?;
         let docs = crate::yaml::documents(&text).with_context(|| format!("settings.crdFiles: {shown} is not YAML"))?;
         let mut found = 0;
         for d in docs {
             let items: Vec<&Value> = if d.value.get("kind").and_then(Value::as_str) == Some("List") {
-                d.value.get("items").and_then(Value::as_array).into_iter().flatten().collect()
+                d.value
+                    .get("items")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .collect()
             } else {
                 vec![&d.value]
             };
@@ -305,7 +317,12 @@ impl<'a> EnvSchemas<'a> {
         let group = group_of(api_version);
         let version = api_version.rsplit('/').next().unwrap_or(api_version);
         let crd = |c: &&CrdVersion| c.group == group && c.version == version && c.kind == kind;
-        if let Some(c) = self.rendered.iter().find(crd).or_else(|| self.set.declared.iter().find(crd)) {
+        if let Some(c) = self
+            .rendered
+            .iter()
+            .find(crd)
+            .or_else(|| self.set.declared.iter().find(crd))
+        {
             return Some(Source::Crd(c));
         }
         self.set

@@ -16,8 +16,12 @@ pub fn check(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for (i, why) in &env.problems {
         out.push(
-            Finding::object(ID, &ctx.graph.objects[*i], format!("this CRD's schemas cannot be read: {why}"))
-                .with_help("objects of its kinds are reported without a schema; fix the CRD"),
+            Finding::object(
+                ID,
+                &ctx.graph.objects[*i],
+                format!("this CRD's schemas cannot be read: {why}"),
+            )
+            .with_help("objects of its kinds are reported without a schema; fix the CRD"),
         );
     }
     // One lookup and one compiled validator per apiVersion/kind.
@@ -122,7 +126,13 @@ fn validate_all(jobs: &[(&Object, &jsonschema::Validator, Source)]) -> Vec<Vec<I
     std::thread::scope(|s| {
         let handles: Vec<_> = jobs
             .chunks(chunk)
-            .map(|part| s.spawn(move || part.iter().map(|(o, v, _)| schema::validate(v, &o.body)).collect::<Vec<_>>()))
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|(o, v, _)| schema::validate(v, &o.body))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
         handles
             .into_iter()
