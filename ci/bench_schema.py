@@ -7,8 +7,8 @@ rule also produces findings with file:line.
 import json, os, subprocess, sys, tempfile, time
 from pathlib import Path
 
-BIN = sys.argv[1]
-SIZES = [int(s) for s in (sys.argv[2:] or ["50000"])]
+BIN, COST = sys.argv[1], sys.argv[2]
+SIZES = [int(s) for s in (sys.argv[3:] or ["50000"])]
 ROOT = Path(__file__).resolve().parent.parent
 CRDS = ROOT / "validator/tests/fixtures/schema/crds"
 
@@ -82,3 +82,14 @@ with tempfile.TemporaryDirectory() as tmp:
             base = base or secs
             print(f"{n:8} {mode:<28} {secs:8.2f} {mb:8.1f} {code:4} {validated:9} {found:15} {located:9} {added:>7}")
     print("(one run each; `added` = time over the run with schema-valid off)")
+    print()
+    print("schema-valid alone (examples/schema-cost), with and without the misspelt ports:")
+    for n in SIZES:
+        f = tmp / f"objects-{n}.yaml"
+        clean = tmp / f"objects-{n}-clean.yaml"
+        clean.write_text(f.read_text().replace("protocl:", "protocol:"))
+        for label, path in [("with findings", f), ("clean", clean)]:
+            for pol in (empty, policy):
+                out = subprocess.run([COST, str(path), str(pol)], capture_output=True, text=True, cwd=tmp)
+                print(f"{n:8} {label:<14} {'CRD files' if pol == policy else 'Kubernetes only':<16} "
+                      f"{(out.stdout or out.stderr).strip()}")
