@@ -13,7 +13,9 @@ use std::time::Instant;
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let file = args.first().ok_or_else(|| anyhow::anyhow!("usage: schema-cost FILE [POLICY]"))?;
+    let file = args
+        .first()
+        .ok_or_else(|| anyhow::anyhow!("usage: schema-cost FILE [POLICY]"))?;
     let policy = match args.get(1) {
         Some(p) => Policy::load(Path::new(p), p)?,
         None => Policy::default(),
