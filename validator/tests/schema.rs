@@ -156,3 +156,48 @@ fn every_environment_is_schema_valid_and_each_misspelt_field_is_caught() {
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
+
+#[test]
+fn missing_schemas_fail_closed_unless_the_rule_is_off() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = repo().join("validator/tests/fixtures/schema/fires-schema-valid-service-port-protocl.yaml");
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+            .current_dir(tmp.path())
+            .env("NVCF_SCHEMAS", tmp.path().join("none"))
+            .args(["check", "--manifests"])
+            .arg(&file)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no schemas for Kubernetes 1.35") && err.contains("./ci/setup"),
+        "{err}"
+    );
+    let out = run(&["-A", "schema-valid"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn an_unknown_kubernetes_version_is_exit_2_naming_the_installed_ones() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tmp.path().join("p.yaml"),
+        "version: 1\nsettings: {kubernetesVersion: v1.12}\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .current_dir(tmp.path())
+        .args(["check", "--manifests"])
+        .arg(repo().join("validator/tests/fixtures/schema/silent-schema-valid-core-kinds.yaml"))
+        .args(["--policy", "p.yaml"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("Kubernetes 1.12") && err.contains("1.35"), "{err}");
+}

@@ -446,14 +446,17 @@ pub fn validate(v: &Validator, body: &Value) -> Vec<Issue> {
     out
 }
 
-/// Our YAML parser reads YAML 1.2, the API server's decoder YAML 1.1: an unquoted `0440` is the
-/// octal integer 288 and `yes`/`off` are booleans there, strings here. Such a string where the
-/// schema wants an integer/boolean is what the API server reads as one, so it is no type error.
-/// (A quoted `"0440"` is a string for both and slips through: the price of not seeing quotes.)
+/// When our YAML layer reads YAML 1.2 scalars and the API server's decoder YAML 1.1, an unquoted
+/// `0440` is the octal integer 288 and `yes`/`off` are booleans there, strings here. Such a string
+/// where the schema wants an integer/boolean is what the API server reads as one, so it is no type
+/// error. (A quoted `"0440"` then slips through: the price of not seeing quotes.) Once `yaml.rs`
+/// resolves YAML 1.1 scalars itself (checked once, at run time), this leniency is off.
 fn yaml11_scalar(kind: &jsonschema::error::TypeKind, instance: &Value) -> bool {
     use jsonschema::error::TypeKind;
     use jsonschema::JsonType;
-    let Some(s) = instance.as_str() else {
+    static YAML12: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let yaml12 = *YAML12.get_or_init(|| crate::yaml::value("a: 0440").is_ok_and(|v| v["a"].is_string()));
+    let Some(s) = instance.as_str().filter(|_| yaml12) else {
         return false;
     };
     let wants = |t: JsonType| match kind {
@@ -527,6 +530,53 @@ mod tests {
         assert_eq!(normalise_version("v1.35.2").as_deref(), Some("1.35"));
         assert_eq!(normalise_version("1.33").as_deref(), Some("1.33"));
         assert_eq!(normalise_version("latest"), None);
+    }
+
+    /// The installed Kubernetes schemas (./ci/setup), found from the crate directory.
+    fn installed() -> SchemaSet {
+        SchemaSet::load(&Policy::default(), Path::new(env!("CARGO_MANIFEST_DIR")))
+            .expect("Kubernetes schemas installed by ./ci/setup")
+    }
+
+    #[test]
+    fn messages_name_fields_never_values() {
+        let set = installed();
+        let g = crate::testkit::graph(
+            "t",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: kubernetes.io/tls\n\
+             data:\n  tls.key: [\"-----BEGIN PRIVATE KEY-----MIIEv\"]\nstringDat: {a: b}\n",
+        );
+        let env = set.for_graph(&g);
+        let src = env.find("v1", "Secret").expect("Secret has a schema");
+        let v = env.validator(src);
+        let issues = validate(v.as_ref().as_ref().unwrap(), &g.objects[0].body);
+        let shown: Vec<String> = issues
+            .iter()
+            .map(|i| format!("{}: {}", display_path(&i.path), i.message))
+            .collect();
+        assert!(
+            shown.contains(&"data.tls.key: wrong type: expected string".to_string()),
+            "{shown:?}"
+        );
+        assert!(shown.contains(&"stringDat: unknown field".to_string()), "{shown:?}");
+        assert!(!shown.concat().contains("PRIVATE"), "a value was echoed: {shown:?}");
+    }
+
+    #[test]
+    fn kinds_resolve_by_group_version_and_kind() {
+        let set = installed();
+        let g = Graph::new("t", Vec::new());
+        let env = set.for_graph(&g);
+        assert!(matches!(
+            env.find("apps/v1", "StatefulSet"),
+            Some(Source::Kubernetes(_))
+        ));
+        assert!(env.find("apps/v1beta1", "StatefulSet").is_none(), "not served by 1.35");
+        assert!(env.find("cert-manager.io/v1", "Certificate").is_none());
+        // One compiled validator per kind per run.
+        let a = env.validator(env.find("v1", "Service").unwrap());
+        let b = env.validator(env.find("v1", "Service").unwrap());
+        assert!(Arc::ptr_eq(&a, &b));
     }
 
     #[test]
