@@ -7,7 +7,7 @@ rule also produces findings with file:line.
 import json, os, subprocess, sys, tempfile, time
 from pathlib import Path
 
-BIN, COST = sys.argv[1], sys.argv[2]
+BIN, COST = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 SIZES = [int(s) for s in (sys.argv[3:] or ["50000"])]
 ROOT = Path(__file__).resolve().parent.parent
 CRDS = ROOT / "validator/tests/fixtures/schema/crds"
