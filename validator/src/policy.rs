@@ -64,6 +64,18 @@ pub struct Settings {
     /// The chart lock file, relative to the entry state's directory (`chart-digest-pinned`).
     #[serde(default = "default_lock_file")]
     pub lock_file: String,
+    /// Kubernetes version objects are validated against (`1.35`); `schema::DEFAULT_KUBERNETES_VERSION`
+    /// when unset.
+    #[serde(default)]
+    pub kubernetes_version: Option<String>,
+    /// CRD files (paths relative to the policy file) whose schemas validate their kinds, e.g.
+    /// the Gateway API or cert-manager CRDs exported from the cluster.
+    #[serde(default)]
+    pub crd_files: Vec<String>,
+    /// Kinds that must have a schema (`Kind`, `group/Kind`, `group/*` or `*`); an object of such a
+    /// kind without one is a `schema-valid` finding instead of a coverage note.
+    #[serde(default)]
+    pub require_schemas: Vec<String>,
 }
 
 fn default_local_chart_roots() -> Vec<String> {
@@ -98,6 +110,9 @@ impl Default for Settings {
             plaintext_allowed: Vec::new(),
             local_chart_roots: default_local_chart_roots(),
             lock_file: default_lock_file(),
+            kubernetes_version: None,
+            crd_files: Vec::new(),
+            require_schemas: Vec::new(),
         }
     }
 }
@@ -115,6 +130,14 @@ impl Settings {
 
     pub fn digests_required(&self, environment: &str) -> bool {
         self.require_image_digests.iter().any(|e| e == "*" || e == environment)
+    }
+
+    /// Whether `settings.requireSchemas` covers this kind of this API group.
+    pub fn schema_required(&self, group: &str, kind: &str) -> bool {
+        self.require_schemas.iter().any(|p| match p.split_once('/') {
+            None => p == "*" || p == kind,
+            Some((g, k)) => g == group && (k == "*" || k == kind),
+        })
     }
 }
 
