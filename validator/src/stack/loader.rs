@@ -10,16 +10,22 @@ use crate::tools::Tools;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
-/// Resolve `--file`: a state file, or a directory holding `helmfile.yaml[.gotmpl]`.
+/// Resolve `--file` the way helmfile finds states: a state file; or a directory holding
+/// `helmfile.yaml` or `helmfile.yaml.gotmpl`, else a `helmfile.d/` directory; or a directory of
+/// states itself (`helmfile.d/`: every `*.yaml` and `*.yaml.gotmpl` in it, in name order). A
+/// directory of states is returned as the directory (helmfile is given it as is).
 pub fn resolve_entry(file: &Path) -> Result<PathBuf> {
     let p = if file.is_dir() {
-        ["helmfile.yaml", "helmfile.yaml.gotmpl", "helmfile.yml"]
+        ["helmfile.yaml", "helmfile.yaml.gotmpl"]
             .iter()
             .map(|n| file.join(n))
             .find(|p| p.is_file())
+            .or_else(|| Some(file.join("helmfile.d")).filter(|d| !state_files_in(d).is_empty()))
+            .or_else(|| Some(file.to_path_buf()).filter(|d| !state_files_in(d).is_empty()))
             .with_context(|| {
                 format!(
-                    "{}: no helmfile.yaml or helmfile.yaml.gotmpl in this directory",
+                    "{}: no helmfile.yaml, helmfile.yaml.gotmpl or helmfile.d/*.yaml[.gotmpl] here; \
+                     pass a state file or a stack directory with --file",
                     file.display()
                 )
             })?
@@ -27,11 +33,42 @@ pub fn resolve_entry(file: &Path) -> Result<PathBuf> {
         file.to_path_buf()
     } else {
         bail!(
-            "state file {} not found; pass the stack's helmfile.yaml with --file",
+            "state file {} not found; pass the stack's helmfile.yaml (or its directory) with --file",
             file.display()
         );
     };
     Ok(absolute(&p))
+}
+
+/// The states of a `helmfile.d`-style directory, in the order helmfile loads them (sorted by
+/// name); empty when `dir` is not a directory.
+pub fn state_files_in(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_file())
+        .filter(|p| {
+            let n = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            n.ends_with(".yaml") || n.ends_with(".yaml.gotmpl")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// The directory states are resolved against: the entry file's directory, or the parent of a
+/// `helmfile.d`-style entry directory (so its states read `helmfile.d/x.yaml`).
+pub fn root_of(entry: &Path) -> PathBuf {
+    entry
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."))
 }
 
 /// What loading and rendering every environment share.
@@ -116,7 +153,11 @@ pub fn environment_names(
     scanned: &[ScannedRelease],
     opts: &Options,
 ) -> Result<(Vec<String>, Option<Vec<StateDoc>>)> {
-    if let Some(n) = super::load::plain_environment_names(entry) {
+    if let Some(n) = entry
+        .is_file()
+        .then(|| super::load::plain_environment_names(entry))
+        .flatten()
+    {
         return Ok((n, None));
     }
     let exclude = oci_exclusions(scanned, opts);
