@@ -37,8 +37,10 @@ pub fn load_and_render(
     };
     let mode = format!("offline={} mirror={mirror}", opts.offline);
 
-    // Tools: with a mirror, helmfile gets a helm front that serves OCI pulls from it.
-    let tools = tools::Lazy::new(&root, opts.chart_mirror.as_deref())?;
+    // Tools: with a mirror, helmfile gets a helm front that serves OCI pulls from it; offline
+    // or with a mirror, both run sealed (no network, no kubeconfig, no user helm config).
+    let sealed = opts.offline || opts.chart_mirror.is_some();
+    let tools = tools::Lazy::new(&root, opts.chart_mirror.as_deref(), sealed)?;
     let get_tools = || tools.get();
 
     // Load: the releases as the state's text declares them (read once for every environment),

@@ -78,5 +78,6 @@ exit 1
     Ok(Tools {
         helmfile: tools.helmfile.clone(),
         helm: path,
+        env: tools.env.clone(),
     })
 }
