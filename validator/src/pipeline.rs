@@ -38,8 +38,9 @@ pub fn load_and_render(
     let mode = format!("offline={} mirror={mirror}", opts.offline);
 
     // Tools: with a mirror, helmfile gets a helm front that serves OCI pulls from it; offline
-    // or with a mirror, both run sealed (no network, no kubeconfig, no user helm config).
-    let sealed = opts.offline || opts.chart_mirror.is_some();
+    // both run sealed (no network, no kubeconfig, no user helm config) and the front answers
+    // every registry call (mirror or placeholder).
+    let sealed = opts.offline;
     let tools = tools::Lazy::new(&root, opts.chart_mirror.as_deref(), sealed)?;
     let get_tools = || tools.get();
 

@@ -133,6 +133,16 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
             "{file}: the state requires the environment variable {var} (`requiredEnv`), which is not set; \
              set {var} (any placeholder value will do for a check) and run again"
         )
+    } else if text.contains("nvcf-validate --offline: `git") {
+        format!(
+            "{file}: the state loads a remote helmfile (`git::…` in `helmfiles:`), which cannot be fetched --offline \
+             (offline runs are sealed); vendor that state into the repository, or run online"
+        )
+    } else if text.contains("nvcf-validate --offline: `") {
+        format!(
+            "{file}: a hook or template of the state runs a command that --offline refuses (offline runs are sealed: \
+             no network, no cluster); guard it with an environment, or run online"
+        )
     } else if duplicate(&text).is_some() {
         format!("{file}: helmfile refuses a release declared twice in one state (see release-one-owner)")
     } else if network(&text) {

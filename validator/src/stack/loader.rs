@@ -123,25 +123,11 @@ pub fn online_hint(e: anyhow::Error, scanned: &[ScannedRelease], opts: &Options)
     )
 }
 
-/// Offline or with a mirror, helmfile must not see OCI releases: it would pull their charts while
-/// loading the state. Online it may (their values then come from helmfile like any other's).
-/// With a mirror, those whose chart the mirror holds may be loaded (see `mirror::front`).
-pub fn oci_exclusions(scanned: &[ScannedRelease], opts: &Options) -> Vec<String> {
-    if !opts.offline && opts.chart_mirror.is_none() {
-        return Vec::new();
-    }
-    let in_mirror = |s: &ScannedRelease| {
-        let (Some(dir), Some(v)) = (&opts.chart_mirror, &s.version) else {
-            return false;
-        };
-        let chart = s.chart.rsplit('/').next().unwrap_or_default();
-        !v.contains("{{") && crate::tools::mirror::tarball(&absolute(dir), chart, v).is_some()
-    };
-    scanned
-        .iter()
-        .filter(|s| s.oci && !in_mirror(s))
-        .map(|s| s.name.clone())
-        .collect()
+/// Releases to keep out of helmfile's view: none. Offline and with a mirror, the helm front
+/// (`tools::mirror::front`) answers the pulls helmfile makes while loading a state, so every
+/// release is loaded by helmfile itself, whatever template or anchor declares its chart.
+pub fn oci_exclusions(_scanned: &[ScannedRelease], _opts: &Options) -> Vec<String> {
+    Vec::new()
 }
 
 /// The environments the entry state declares: read from its text when it declares them plainly

@@ -90,14 +90,15 @@ impl Lazy {
             ),
             false => None,
         };
-        let front_dir = match mirror {
-            Some(_) => Some(
+        // The helm front answers registry calls: with a mirror, and offline.
+        let front_dir = match mirror.is_some() || sealed.is_some() {
+            true => Some(
                 tempfile::Builder::new()
                     .prefix("nvcf-validate-mirror-")
                     .tempdir()
                     .context("creating a temporary directory")?,
             ),
-            None => None,
+            false => None,
         };
         Ok(Lazy {
             root: root.to_path_buf(),
@@ -111,9 +112,12 @@ impl Lazy {
     pub fn get(&self) -> Result<Tools> {
         self.cell
             .get_or_init(|| {
-                let located = Tools::locate(&self.root).and_then(|t| match (&self.mirror, &self.front_dir) {
-                    (Some(m), Some(d)) => mirror::front(&t, &crate::stack::load::absolute(m), d.path()),
-                    _ => Ok(t),
+                let located = Tools::locate(&self.root).and_then(|t| match &self.front_dir {
+                    Some(d) => {
+                        let m = self.mirror.as_deref().map(crate::stack::load::absolute);
+                        mirror::front(&t, m.as_deref(), self.sealed.is_some(), d.path())
+                    }
+                    None => Ok(t),
                 });
                 let located = match &self.sealed {
                     Some(d) => located.and_then(|t| seal::seal(t, d.path())),

@@ -4,7 +4,8 @@
 //! - every proxy variable pointing at a closed loopback port and an empty `NO_PROXY`, so any
 //!   HTTP(S) request (registry, repository index, git over https) fails at once instead of
 //!   reaching the network or hanging;
-//! - `GIT_SSH_COMMAND=false` and no terminal prompt, so git over ssh fails at once too;
+//! - `git` and `kubectl` fronts first on `PATH` that refuse at once (remote `git::` helmfiles,
+//!   hooks calling `kubectl`), plus `GIT_SSH_COMMAND=false` and no terminal prompt;
 //! - an empty `KUBECONFIG` and `HOME`, `XDG_*` and `HELM_*` config, cache and data directories
 //!   inside a scratch directory, so no cluster, repository list, registry login or credential
 //!   of the user is seen, and nothing is written outside the scratch directory.
@@ -21,6 +22,19 @@ use std::path::Path;
 /// A loopback port nothing listens on (the discard port); connecting fails at once.
 pub const CLOSED_PROXY: &str = "http://127.0.0.1:9";
 
+/// Where the seal's proxies point: `NVCF_SEALED_PROXY` when set (the realworld tests point it at
+/// a listener that counts connection attempts), else `CLOSED_PROXY`.
+fn proxy() -> OsString {
+    std::env::var_os("NVCF_SEALED_PROXY")
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| CLOSED_PROXY.into())
+}
+
+/// Commands a state reaches the network or a cluster with besides helm: remote `git::`
+/// helmfiles (helmfile clones them with `git`) and hooks that call `kubectl`. Offline they are
+/// answered by a front that refuses at once, naming the seal.
+const REFUSED: &[&str] = &["git", "kubectl"];
+
 /// The sealed environment, rooted in `scratch` (created by the caller, removed with it).
 pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
     let mut env: Vec<(String, OsString)> = Vec::new();
@@ -32,8 +46,22 @@ pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
         "https_proxy",
         "all_proxy",
     ] {
-        env.push((v.into(), CLOSED_PROXY.into()));
+        env.push((v.into(), proxy()));
     }
+    let bin = scratch.join("bin");
+    std::fs::create_dir_all(&bin).with_context(|| format!("creating {}", bin.display()))?;
+    for cmd in REFUSED {
+        use std::os::unix::fs::PermissionsExt;
+        let p = bin.join(cmd);
+        let script = format!(
+            "#!/bin/sh\necho \"nvcf-validate --offline: \\`{cmd} $*\\` refused (offline runs are sealed: no network, no cluster)\" >&2\nexit 1\n"
+        );
+        std::fs::write(&p, script).with_context(|| format!("writing {}", p.display()))?;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))?;
+    }
+    let mut path = vec![bin];
+    path.extend(std::env::var_os("PATH").iter().flat_map(std::env::split_paths));
+    env.push(("PATH".into(), std::env::join_paths(path).context("building PATH")?));
     for v in ["NO_PROXY", "no_proxy"] {
         env.push((v.into(), OsString::new()));
     }
