@@ -2,7 +2,7 @@
 //! and each environment's state model (`helmfile build`, run through `crate::tools`, plus what the
 //! state's text says about releases helmfile must not see). `render` consumes what this returns.
 
-use super::load::{absolute, add_scanned, build, env_state, ScannedRelease, StateDoc};
+use super::load::{absolute, build, env_state, ScannedRelease, StateDoc};
 use super::ChartLock;
 use super::EnvState;
 use crate::model::Options;
@@ -107,8 +107,10 @@ pub fn load_state(
         Some(d) => d,
         None => build(tools, entry, environment, &exclude).map_err(|e| online_hint(e, scanned, opts))?,
     };
-    let mut state = env_state(environment, &docs, root, entry);
-    add_scanned(&mut state, scanned, &docs, root);
+    // Every release is helmfile's own listing: the helm front lets it load remote charts
+    // offline, and a release it does not list is one a sub-helmfile's `selectors:` leaves out
+    // (not judged, as helmfile would not deploy it).
+    let state = env_state(environment, &docs, root, entry);
     Ok((docs, state, exclude))
 }
 
