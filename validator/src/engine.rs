@@ -126,7 +126,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
     // Every environment that failed is named (the others were loaded and checked all the same).
     if !unexplained.is_empty() {
         bail!(
-            "{} of {} environments could not be loaded or rendered, and no standing state finding explains why:\n{}",
+            "{} of {} environments: helmfile could not render the stack, and no standing state finding explains why:\n{}",
             unexplained.len(),
             environments.len(),
             unexplained.join("\n")

@@ -54,7 +54,11 @@ pub fn load_and_render(
     // `bases:` or templated environments, `default` may not even load). An undeclared E is
     // helmfile's error for that environment.
     let names: Vec<String> = match cache.as_ref().and_then(|c| c.get::<Vec<String>>(&names_key)) {
-        _ if !selected.is_empty() => selected.to_vec(),
+        // (An entry that declares its environments plainly is checked against them here.)
+        _ if !selected.is_empty() => match entry.is_file().then(|| load::plain_environment_names(&entry)).flatten() {
+            Some(declared) => declared,
+            None => selected.to_vec(),
+        },
         Some(n) => n,
         None => match loader::environment_names(&get_tools, &entry, &scanned, opts) {
             Ok((n, built)) => {
