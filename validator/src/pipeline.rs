@@ -48,7 +48,7 @@ pub fn load_and_render(
     // the environments, and (below, per environment) each state model.
     let scanned = load::scan_releases(&entry);
     let names_key = cache::key(&[&tree, &entry_rel, "environments"]);
-    let mut default_build: Option<Vec<load::StateDoc>> = None;
+    let mut default_build: Option<loader::Built> = None;
     let mut names_error: Option<anyhow::Error> = None;
     // `--environment E` builds only E, as `helmfile -e E` does (never `default` first: with
     // `bases:` or templated environments, `default` may not even load). An undeclared E is
@@ -168,7 +168,7 @@ fn load_then_render(
     tools: &tools::Tools,
     inputs: &Inputs,
     env: &str,
-    prebuilt: Option<Vec<load::StateDoc>>,
+    prebuilt: Option<loader::Built>,
 ) -> Result<EnvRender> {
     let early = match prebuilt {
         None => Some(helmfile::start_template_early(tools, inputs, env)?),

@@ -2,7 +2,7 @@
 //! and each environment's state model (`helmfile build`, run through `crate::tools`, plus what the
 //! state's text says about releases helmfile must not see). `render` consumes what this returns.
 
-use super::load::{absolute, build, env_state, ScannedRelease, StateDoc};
+use super::load::{absolute, add_scanned, build, env_state, ScannedRelease, StateDoc};
 use super::ChartLock;
 use super::EnvState;
 use crate::model::Options;
@@ -93,7 +93,7 @@ pub fn load_state(
     tools: &Tools,
     inputs: &Inputs,
     environment: &str,
-    prebuilt: Option<Vec<StateDoc>>,
+    prebuilt: Option<Built>,
 ) -> Result<(Vec<StateDoc>, EnvState, Vec<String>)> {
     let Inputs {
         entry,
@@ -103,15 +103,46 @@ pub fn load_state(
         ..
     } = *inputs;
     let exclude = oci_exclusions(scanned, opts);
-    let docs = match prebuilt {
-        Some(d) => d,
-        None => build(tools, entry, environment, &exclude).map_err(|e| online_hint(e, scanned, opts))?,
+    let (docs, refused) = match prebuilt {
+        Some(b) => b,
+        None => build_judging_refused(tools, entry, environment, scanned).map_err(|e| online_hint(e, scanned, opts))?,
     };
     // Every release is helmfile's own listing: the helm front lets it load remote charts
     // offline, and a release it does not list is one a sub-helmfile's `selectors:` leaves out
-    // (not judged, as helmfile would not deploy it).
-    let state = env_state(environment, &docs, root, entry);
+    // (not judged, as helmfile would not deploy it). Releases helmfile refuses to load are
+    // read from the state's text so the rules can say why.
+    let mut state = env_state(environment, &docs, root, entry);
+    let refused_scan: Vec<ScannedRelease> = scanned.iter().filter(|s| refused.contains(&s.name)).cloned().collect();
+    add_scanned(&mut state, &refused_scan, &docs, root);
     Ok((docs, state, exclude))
+}
+
+/// A state's build output and the releases helmfile refused to load (see `build_judging_refused`).
+pub type Built = (Vec<StateDoc>, Vec<String>);
+
+/// `helmfile build`; when helmfile refuses named releases while loading the state (`[release
+/// "x": the version for OCI charts should be semver compliant …`), build again without them and
+/// return their names: the rules judge them from the state's text (that refusal is a finding,
+/// not a reason to judge nothing). Bounded by the releases the state's text declares.
+pub fn build_judging_refused(tools: &Tools, entry: &Path, env: &str, scanned: &[ScannedRelease]) -> Result<Built> {
+    let mut refused: Vec<String> = Vec::new();
+    loop {
+        match build(tools, entry, env, &refused) {
+            Ok(docs) => return Ok((docs, refused)),
+            Err(e) => {
+                let text = format!("{e:#}");
+                let named: Vec<String> = scanned
+                    .iter()
+                    .map(|s| s.name.clone())
+                    .filter(|n| !refused.contains(n) && text.contains(&format!("[release \"{n}\":")))
+                    .collect();
+                if named.is_empty() {
+                    return Err(e);
+                }
+                refused.extend(named);
+            }
+        }
+    }
 }
 
 /// Online, helmfile pulls OCI charts while loading the state: say what to do without registries.
@@ -140,7 +171,7 @@ pub fn environment_names(
     entry: &Path,
     scanned: &[ScannedRelease],
     opts: &Options,
-) -> Result<(Vec<String>, Option<Vec<StateDoc>>)> {
+) -> Result<(Vec<String>, Option<Built>)> {
     if let Some(n) = entry
         .is_file()
         .then(|| super::load::plain_environment_names(entry))
@@ -149,9 +180,11 @@ pub fn environment_names(
         return Ok((n, None));
     }
     let exclude = oci_exclusions(scanned, opts);
-    let docs = build(&tools()?, entry, "default", &exclude).map_err(|e| online_hint(e, scanned, opts))?;
-    let n = super::load::environment_names(&docs, entry);
-    Ok((n, Some(docs)))
+    let _ = exclude;
+    let built =
+        build_judging_refused(&tools()?, entry, "default", scanned).map_err(|e| online_hint(e, scanned, opts))?;
+    let n = super::load::environment_names(&built.0, entry);
+    Ok((n, Some(built)))
 }
 
 /// The environments to check: `selected` (each must be declared; duplicates dropped), or every
