@@ -204,7 +204,7 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
             }
             "rendered" => match release(&first) {
                 Some(r) if r["rendered"] == true => {
-                    if !rest.is_empty() && r["objects"].to_string() != rest {
+                    if !rest.is_empty() && r["objects"].as_u64().map(|n| n.to_string()) != Some(rest.clone()) {
                         fail(format!("{first} rendered {} objects, expected {rest}", r["objects"]));
                     }
                 }

@@ -79,6 +79,8 @@ pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
         ("HELM_CONFIG_HOME", "helm/config"),
         ("HELM_CACHE_HOME", "helm/cache"),
         ("HELM_DATA_HOME", "helm/data"),
+        // helmfile unpacks pulls (placeholders included) under the temporary directory.
+        ("TMPDIR", "tmp"),
     ] {
         let d = scratch.join(sub);
         std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
