@@ -4,7 +4,8 @@
 //! - the run is sealed: the seal's proxies point at a listener here that counts connection
 //!   attempts (must stay 0), and the helm behind the generated front is a recorder that must
 //!   see no registry call (pull, repo add/update, dependency build, registry);
-//! - no side effects: the stack's files and a private HOME are unchanged afterwards;
+//! - no side effects: the stack's files, a private HOME and a private TMPDIR are unchanged
+//!   afterwards;
 //! - each shape's `expect` file says what the report must show (`exit:`, `finding:`,
 //!   `no-finding:`, `rendered:`, `not-rendered:`, `absent:`, `stderr:`; `args:` and `env:` set
 //!   up the run). Every line is checked; all shapes run and all failures are listed together.
@@ -104,6 +105,8 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
     copy_dir(&shape.join("stack"), &stack);
     let home = work.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
+    let tmp = work.path().join("tmp");
+    std::fs::create_dir_all(&tmp).unwrap();
     let before = snapshot(&stack);
     let _ = std::fs::remove_file(log);
     let (proxy, attempts) = counting_proxy();
@@ -114,6 +117,7 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
         .args(&expect.args)
         .env("PATH", path_with_tools())
         .env("HOME", &home)
+        .env("TMPDIR", &tmp)
         .env("XDG_CACHE_HOME", home.join(".cache"))
         .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
         .env("NVCF_HELM", helm_recorder)
@@ -158,6 +162,9 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
     }
     if !walk(&home).is_empty() {
         fail(format!("files appeared in HOME: {:?}", walk(&home)));
+    }
+    if !walk(&tmp).is_empty() {
+        fail(format!("files were left in TMPDIR: {:?}", walk(&tmp)));
     }
 
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null);
