@@ -174,6 +174,6 @@ fn load_then_render(
         None => Some(helmfile::start_template_early(tools, inputs, env)?),
         Some(_) => None,
     };
-    let (_docs, state, _oci_excluded) = loader::load_state(tools, inputs, env, prebuilt)?;
+    let (_docs, state, _refused) = loader::load_state(tools, inputs, env, prebuilt)?;
     helmfile::render_env(tools, inputs, env, state, early)
 }

@@ -1,6 +1,6 @@
 //! Loading the stack before anything is rendered: the entry state, the environments it declares,
-//! and each environment's state model (`helmfile build`, run through `crate::tools`, plus what the
-//! state's text says about releases helmfile must not see). `render` consumes what this returns.
+//! and each environment's state model (`helmfile build`, run through `crate::tools`; the state's
+//! text only for releases helmfile refuses to load). `render` consumes what this returns.
 
 use super::load::{absolute, add_scanned, build, env_state, ScannedRelease, StateDoc};
 use super::ChartLock;
@@ -83,10 +83,11 @@ pub struct Inputs<'a> {
     pub scanned: &'a [ScannedRelease],
 }
 
-/// Load the state of an environment (`helmfile build`).
-/// Releases whose OCI charts helmfile would pull while loading the state are left out of every
-/// helmfile call and read from the state's text instead; remote charts are fetched, checked
-/// against the lock and rendered by us (see `plan`), never by helmfile.
+/// Load the state of an environment (`helmfile build`): helmfile loads every release itself
+/// (offline and with a mirror, the helm front answers the pulls it makes while loading); remote
+/// charts are fetched, checked against the lock and rendered by us (see `plan`), never by
+/// helmfile. Returns the build documents, the state and the releases helmfile refused (read
+/// from the state's text).
 /// `prebuilt`: the build output of this environment when the caller already has it (the
 /// `default` build that lists the environments).
 pub fn load_state(
@@ -102,7 +103,6 @@ pub fn load_state(
         scanned,
         ..
     } = *inputs;
-    let exclude = oci_exclusions(scanned, opts);
     let (docs, refused) = match prebuilt {
         Some(b) => b,
         None => build_judging_refused(tools, entry, environment, scanned).map_err(|e| online_hint(e, scanned, opts))?,
@@ -114,7 +114,7 @@ pub fn load_state(
     let mut state = env_state(environment, &docs, root, entry);
     let refused_scan: Vec<ScannedRelease> = scanned.iter().filter(|s| refused.contains(&s.name)).cloned().collect();
     add_scanned(&mut state, &refused_scan, &docs, root);
-    Ok((docs, state, exclude))
+    Ok((docs, state, refused))
 }
 
 /// A state's build output and the releases helmfile refused to load (see `build_judging_refused`).
@@ -156,13 +156,6 @@ pub fn online_hint(e: anyhow::Error, scanned: &[ScannedRelease], opts: &Options)
     )
 }
 
-/// Releases to keep out of helmfile's view: none. Offline and with a mirror, the helm front
-/// (`tools::mirror::front`) answers the pulls helmfile makes while loading a state, so every
-/// release is loaded by helmfile itself, whatever template or anchor declares its chart.
-pub fn oci_exclusions(_scanned: &[ScannedRelease], _opts: &Options) -> Vec<String> {
-    Vec::new()
-}
-
 /// The environments the entry state declares: read from its text when it declares them plainly
 /// (saves a helmfile run); otherwise from a `helmfile build` of `default`, whose output is returned
 /// too so `default` need not be built again.
@@ -179,8 +172,6 @@ pub fn environment_names(
     {
         return Ok((n, None));
     }
-    let exclude = oci_exclusions(scanned, opts);
-    let _ = exclude;
     let built =
         build_judging_refused(&tools()?, entry, "default", scanned).map_err(|e| online_hint(e, scanned, opts))?;
     let n = super::load::environment_names(&built.0, entry);
