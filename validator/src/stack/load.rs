@@ -613,9 +613,10 @@ mod tests {
     }
 }
 
-/// A release found by reading a state file's text rather than through helmfile. Used for charts
-/// helmfile would pull while merely loading the state (OCI charts): offline, we must leave them
-/// out of every helmfile call, yet still validate what the state says about them.
+/// A release found by reading a state file's text rather than through helmfile. helmfile is the
+/// authority (the helm front lets it load every release offline); the text is only read for
+/// releases helmfile refuses to load (so the rules can say why), to name the release in a load
+/// error, and to start `helmfile template` early.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScannedRelease {
     pub oci: bool,
