@@ -11,6 +11,7 @@ use crate::policy::{Policy, DEFAULT_POLICY_FILE};
 use crate::render::helmfile::EnvRender;
 use crate::render::manifests::{read_manifests, RenderedDoc};
 use crate::rules::{self, Ctx, Scope};
+use crate::schema::SchemaSet;
 use crate::sink::{self, Overrides};
 use crate::stack::Stack;
 use anyhow::{bail, Result};
@@ -69,6 +70,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
     let policy = load_policy(args)?;
     let overrides = Overrides::new(&policy, &args.deny, &args.warn, &args.allow)?;
     let now = args.now.unwrap_or_else(time::OffsetDateTime::now_utc);
+    let schemas = load_schemas(args, &policy, &overrides)?;
 
     let (mut findings, environments) = match &args.manifests {
         Some(path) => {
@@ -85,6 +87,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
                 policy: &policy,
                 status: &[],
                 now,
+                schemas: schemas.as_ref(),
             };
             let f = rules::run(&ctx, Scope::Objects);
             let env = EnvReport {
@@ -92,6 +95,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
                 releases: Vec::new(),
                 objects: graph.objects.iter().filter(|o| !o.prov.external).count(),
                 render_error: None,
+                schema_coverage: schemas.as_ref().map(|s| s.for_graph(&graph).coverage(&graph)),
             };
             (f, vec![env])
         }
@@ -102,7 +106,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
             };
             let (stack, renders) =
                 pipeline::load_and_render(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;
-            check_stack(&stack, renders, &policy, now)?
+            check_stack(&stack, renders, &policy, now, schemas.as_ref())?
         }
     };
     findings = sink::apply(findings, &policy, &overrides, now.date());
@@ -163,6 +167,7 @@ fn check_stack(
     renders: Vec<EnvRender>,
     policy: &Policy,
     now: time::OffsetDateTime,
+    schemas: Option<&SchemaSet>,
 ) -> Result<(Vec<Finding>, Vec<EnvReport>)> {
     let mut findings = Vec::new();
     let mut envs = Vec::new();
@@ -183,20 +188,45 @@ fn check_stack(
             policy,
             status: &status,
             now,
+            schemas,
         };
         // Whether state findings explain a render failure is decided after the sink (`check`).
         findings.extend(rules::run(&ctx, Scope::State));
         if render_error.is_none() {
             findings.extend(rules::run(&ctx, Scope::Objects));
         }
+        let schema_coverage = schemas
+            .filter(|_| render_error.is_none())
+            .map(|s| s.for_graph(&graph).coverage(&graph));
         envs.push(EnvReport {
             name: state.name.clone(),
             objects: graph.objects.iter().filter(|o| !o.prov.external).count(),
             releases: status,
             render_error,
+            schema_coverage,
         });
     }
     Ok((findings, envs))
+}
+
+/// The schemas `schema-valid` needs, loaded once per run; `None` when the rule is turned off
+/// (`-A schema-valid` or the policy's `severity:`), so a run without installed schemas can opt out.
+/// They are looked up from the state's directory, or the working directory for `--manifests`.
+fn load_schemas(args: &CheckArgs, policy: &Policy, overrides: &Overrides) -> Result<Option<SchemaSet>> {
+    if overrides.get("schema-valid") == Some(crate::policy::Level::Allow) {
+        return Ok(None);
+    }
+    let start = match &args.manifests {
+        Some(_) => std::env::current_dir().unwrap_or_default(),
+        None if args.file.is_dir() => args.file.clone(),
+        None => args.file.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    let start = if start.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        start
+    };
+    SchemaSet::load(policy, &start).map(Some)
 }
 
 /// Turn rendered documents into a graph, add the policy's externals, and attach template texts

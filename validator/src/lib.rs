@@ -15,6 +15,7 @@ pub mod render;
 pub mod report;
 pub mod router;
 pub mod rules;
+pub mod schema;
 pub mod sink;
 pub mod stack;
 #[cfg(test)]
