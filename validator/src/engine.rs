@@ -67,12 +67,51 @@ fn load_policy(args: &CheckArgs) -> Result<Policy> {
 }
 
 pub fn check(args: &CheckArgs) -> Result<Report> {
+    run(args).map(|(report, _)| report)
+}
+
+/// One environment's object graph with the findings about it (after the sink: severities,
+/// overrides and waivers applied), for `graph`: the picture is drawn from exactly what the rules
+/// judged.
+#[derive(Debug)]
+pub struct EnvGraph {
+    pub name: String,
+    pub graph: Graph,
+    pub findings: Vec<Finding>,
+}
+
+/// Like `check`, and also each environment's graph next to its findings (for `graph` and the
+/// diagrams of the markdown report).
+pub fn check_graphs(args: &CheckArgs) -> Result<(Report, Vec<EnvGraph>)> {
+    let (report, graphs) = run(args)?;
+    let mut out: Vec<EnvGraph> = report
+        .environments
+        .iter()
+        .zip(graphs)
+        .map(|(e, graph)| EnvGraph {
+            name: e.name.clone(),
+            graph,
+            findings: Vec::new(),
+        })
+        .collect();
+    for f in &report.findings {
+        let env = f.environment.as_deref().unwrap_or("manifests");
+        if let Some(e) = out.iter_mut().find(|e| e.name == env) {
+            e.findings.push(f.clone());
+        }
+    }
+    Ok((report, out))
+}
+
+/// The whole pipeline: load, render, one graph per environment, rules, sink. The graphs come
+/// back in the order of the report's environments.
+fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
     let policy = load_policy(args)?;
     let overrides = Overrides::new(&policy, &args.deny, &args.warn, &args.allow)?;
     let now = args.now.unwrap_or_else(time::OffsetDateTime::now_utc);
     let schemas = load_schemas(args, &policy, &overrides)?;
 
-    let (mut findings, environments) = match &args.manifests {
+    let (mut findings, environments, graphs) = match &args.manifests {
         Some(path) => {
             let docs = read_manifests(path, "")?;
             if docs.is_empty() {
@@ -97,7 +136,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
                 render_error: None,
                 schema_coverage: schemas.as_ref().map(|s| s.for_graph(&graph).coverage(&graph)),
             };
-            (f, vec![env])
+            (f, vec![env], vec![graph])
         }
         None => {
             let opts = Options {
@@ -158,7 +197,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
         }
     }
     sort_findings(&mut findings, &environments);
-    Ok(Report { environments, findings })
+    Ok((Report { environments, findings }, graphs))
 }
 
 /// Run the state rules and object rules of every rendered environment.
@@ -168,9 +207,10 @@ fn check_stack(
     policy: &Policy,
     now: time::OffsetDateTime,
     schemas: Option<&SchemaSet>,
-) -> Result<(Vec<Finding>, Vec<EnvReport>)> {
+) -> Result<(Vec<Finding>, Vec<EnvReport>, Vec<Graph>)> {
     let mut findings = Vec::new();
     let mut envs = Vec::new();
+    let mut graphs = Vec::new();
     let mut texts: HashMap<String, std::sync::Arc<str>> = HashMap::new();
     for r in renders {
         let EnvRender {
@@ -205,8 +245,9 @@ fn check_stack(
             render_error,
             schema_coverage,
         });
+        graphs.push(graph);
     }
-    Ok((findings, envs))
+    Ok((findings, envs, graphs))
 }
 
 /// The schemas `schema-valid` needs, loaded once per run; `None` when the rule is turned off
