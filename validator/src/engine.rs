@@ -153,6 +153,7 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
     // A render failure is a finding's consequence only while an unwaived error of a state rule
     // stands in that environment (after -A/-W, severities and waivers); otherwise the gate could
     // not validate the environment and says so.
+    let mut unexplained = Vec::new();
     for env in &environments {
         if let Some(err) = &env.render_error {
             let explained = findings.iter().any(|f| {
@@ -162,12 +163,18 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
                     && rules::find(f.rule).is_some_and(|r| r.scope != Scope::Objects)
             });
             if !explained {
-                bail!(
-                    "environment {}: helmfile could not render the stack, and no standing state finding explains why:\n{err}",
-                    env.name
-                );
+                unexplained.push(format!("environment {}: {err}", env.name));
             }
         }
+    }
+    // Every environment that failed is named (the others were loaded and checked all the same).
+    if !unexplained.is_empty() {
+        bail!(
+            "{} of {} environments: helmfile could not render the stack, and no standing state finding explains why:\n{}",
+            unexplained.len(),
+            environments.len(),
+            unexplained.join("\n")
+        );
     }
     if args.require_rendered {
         let missing: Vec<String> = environments

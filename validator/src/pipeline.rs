@@ -10,8 +10,8 @@ use crate::render::helmfile::{self, EnvRender};
 use crate::stack::loader::{self, Inputs};
 use crate::stack::{load, ChartLock, Stack};
 use crate::tools;
-use anyhow::{Context, Result};
-use std::path::{Path, PathBuf};
+use anyhow::Result;
+use std::path::Path;
 
 /// Load and render the selected environments (all declared ones when `selected` is empty).
 pub fn load_and_render(
@@ -22,10 +22,7 @@ pub fn load_and_render(
     progress: bool,
 ) -> Result<(Stack, Vec<EnvRender>)> {
     let entry = loader::resolve_entry(file)?;
-    let root = entry
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("."));
+    let root = loader::root_of(&entry);
     let lock = ChartLock::load_named(&root, &opts.lock_file)?;
     let cache = if use_cache { cache::Cache::open() } else { None };
     let entry_rel = load::relative(&entry, &root);
@@ -40,27 +37,47 @@ pub fn load_and_render(
     };
     let mode = format!("offline={} mirror={mirror}", opts.offline);
 
-    // Tools: with a mirror, helmfile gets a helm front that serves OCI pulls from it.
-    let tools = tools::Lazy::new(&root, opts.chart_mirror.as_deref())?;
+    // Tools: with a mirror, helmfile gets a helm front that serves OCI pulls from it; offline
+    // both run sealed (no network, no kubeconfig, no user helm config) and the front answers
+    // every registry call (mirror or placeholder).
+    let sealed = opts.offline;
+    let tools = tools::Lazy::new(&root, opts.chart_mirror.as_deref(), sealed)?;
     let get_tools = || tools.get();
 
     // Load: the releases as the state's text declares them (read once for every environment),
     // the environments, and (below, per environment) each state model.
     let scanned = load::scan_releases(&entry);
     let names_key = cache::key(&[&tree, &entry_rel, "environments"]);
-    let mut default_build: Option<Vec<load::StateDoc>> = None;
+    let mut default_build: Option<loader::Built> = None;
+    let mut names_error: Option<anyhow::Error> = None;
+    // `--environment E` builds only E, as `helmfile -e E` does (never `default` first: with
+    // `bases:` or templated environments, `default` may not even load). An undeclared E is
+    // helmfile's error for that environment.
     let names: Vec<String> = match cache.as_ref().and_then(|c| c.get::<Vec<String>>(&names_key)) {
+        // (An entry that declares its environments plainly is checked against them here.)
+        _ if !selected.is_empty() => match entry.is_file().then(|| load::plain_environment_names(&entry)).flatten() {
+            Some(declared) => declared,
+            None => selected.to_vec(),
+        },
         Some(n) => n,
-        None => {
-            let (n, built) = loader::environment_names(&get_tools, &entry, &scanned, opts)?;
-            default_build = built;
-            if let Some(c) = &cache {
-                c.put(&names_key, &n)?;
+        None => match loader::environment_names(&get_tools, &entry, &scanned, opts) {
+            Ok((n, built)) => {
+                default_build = built;
+                if let Some(c) = &cache {
+                    c.put(&names_key, &n)?;
+                }
+                n
             }
-            n
-        }
+            // The state does not even load as `default`: that is `default`'s failure, reported
+            // as such (below) rather than a run that stops before any rule.
+            Err(e) => {
+                names_error = Some(e);
+                vec!["default".to_string()]
+            }
+        },
     };
     let default_build = std::sync::Mutex::new(default_build);
+    let names_error = std::sync::Mutex::new(names_error);
     let envs = loader::select(&names, selected, &entry)?;
 
     let inputs = Inputs {
@@ -78,10 +95,13 @@ pub fn load_and_render(
                 let cache = cache.as_ref();
                 let get_tools = &get_tools;
                 let inputs = &inputs;
-                let prebuilt = if env == "default" {
-                    default_build.lock().expect("not poisoned").take()
+                let (prebuilt, prefailed) = if env == "default" {
+                    (
+                        default_build.lock().expect("not poisoned").take(),
+                        names_error.lock().expect("not poisoned").take(),
+                    )
                 } else {
-                    None
+                    (None, None)
                 };
                 s.spawn(move || -> Result<EnvRender> {
                     if let Some(hit) = cache.and_then(|c| c.get::<EnvRender>(&key)) {
@@ -90,8 +110,15 @@ pub fn load_and_render(
                     if progress {
                         eprintln!("nvcf-validate: rendering environment {env} …");
                     }
-                    let r = load_then_render(&get_tools()?, inputs, env, prebuilt)
-                        .with_context(|| format!("environment {env}"))?;
+                    // A failing environment is reported as such; the others are still checked.
+                    let loaded = match prefailed {
+                        Some(e) => Err(e),
+                        None => get_tools().and_then(|t| load_then_render(&t, inputs, env, prebuilt)),
+                    };
+                    let r = match loaded {
+                        Ok(r) => r,
+                        Err(e) => failed_env(inputs, env, e),
+                    };
                     if let (Some(c), None) = (cache, &r.render_error) {
                         c.put(&key, &r)?;
                     }
@@ -119,6 +146,21 @@ pub fn load_and_render(
     Ok((stack, renders))
 }
 
+/// An environment that could not be loaded or rendered: its error, with the state helmfile
+/// refused when we can name it (a release declared twice becomes `release-one-owner`).
+fn failed_env(inputs: &Inputs, env: &str, e: anyhow::Error) -> EnvRender {
+    let msg = crate::stack::failure::explain(&e, inputs, env);
+    EnvRender {
+        state: crate::stack::failure::duplicate_state(&e, inputs, env).unwrap_or_else(|| crate::stack::EnvState {
+            name: env.to_string(),
+            ..Default::default()
+        }),
+        docs: Vec::new(),
+        status: Vec::new(),
+        render_error: Some(msg),
+    }
+}
+
 /// One environment: its state model (`helmfile build`, unless the caller already built it),
 /// then its render. `helmfile template` may start first, while the state loads: see
 /// `helmfile::start_template_early`.
@@ -126,12 +168,12 @@ fn load_then_render(
     tools: &tools::Tools,
     inputs: &Inputs,
     env: &str,
-    prebuilt: Option<Vec<load::StateDoc>>,
+    prebuilt: Option<loader::Built>,
 ) -> Result<EnvRender> {
     let early = match prebuilt {
         None => Some(helmfile::start_template_early(tools, inputs, env)?),
         Some(_) => None,
     };
-    let (_docs, state, _oci_excluded) = loader::load_state(tools, inputs, env, prebuilt)?;
+    let (_docs, state, _refused) = loader::load_state(tools, inputs, env, prebuilt)?;
     helmfile::render_env(tools, inputs, env, state, early)
 }

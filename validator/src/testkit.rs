@@ -224,10 +224,12 @@ pub fn rel(file: &str, line: usize, namespace: &str, name: &str, chart_ref: Char
     Release {
         name: name.into(),
         namespace: namespace.into(),
+        namespace_unset: false,
         chart,
         chart_ref,
         version: None,
         devel: false,
+        insecure_tls: None,
         installed: true,
         needs: Vec::new(),
         declared_values: Vec::new(),
@@ -244,6 +246,7 @@ pub fn repository(name: &str, url: &str, oci: bool) -> Repository {
         url: url.into(),
         oci,
         file: "helmfile.yaml".into(),
+        skip_tls_verify: false,
     }
 }
 

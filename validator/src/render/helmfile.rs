@@ -306,9 +306,10 @@ pub fn render_env(
         .filter(|(r, p)| r.installed && matches!(p, Plan::Helmfile))
         .map(|(r, _)| r)
         .collect();
+    // A release without a namespace has none in helmfile's eyes: select it by name alone.
     let wanted: Vec<Selection> = local
         .iter()
-        .map(|r| (r.name.clone(), Some(r.namespace.clone())))
+        .map(|r| (r.name.clone(), (!r.namespace_unset).then(|| r.namespace.clone())))
         .collect();
     let (out_dir, template_res) = match speculated {
         // The early run picked exactly the releases to render locally.
@@ -475,13 +476,26 @@ fn collect_output(
             let Some((ns, name)) = dname.split_once("__") else {
                 continue;
             };
+            // helmfile names a release without a namespace by an empty one (`__name`).
+            let placed = |r: &&Release| {
+                r.name == name
+                    && if ns.is_empty() {
+                        r.namespace_unset
+                    } else {
+                        r.namespace == ns && !r.namespace_unset
+                    }
+            };
             let release = state
                 .releases
                 .iter()
-                .find(|r| r.namespace == ns && r.name == name && state_file.is_none_or(|f| &r.file == f))
-                .or_else(|| state.releases.iter().find(|r| r.namespace == ns && r.name == name));
+                .filter(placed)
+                .find(|r| state_file.is_none_or(|f| &r.file == f))
+                .or_else(|| state.releases.iter().find(placed));
             let Some(release) = release else {
-                bail!("helmfile rendered release {ns}/{name}, which `helmfile build` did not list")
+                bail!(
+                    "helmfile rendered release {}/{name}, which `helmfile build` did not list for this environment",
+                    if ns.is_empty() { "(no namespace)" } else { ns }
+                )
             };
             let mut files: Vec<PathBuf> = walkdir::WalkDir::new(rel_dir.path())
                 .sort_by_file_name()
@@ -505,7 +519,7 @@ fn collect_output(
                 let text = std::fs::read_to_string(&f).with_context(|| format!("reading rendered {}", f.display()))?;
                 n += push_docs(&text, &inner, local.as_deref(), environment, release, docs)?;
             }
-            *counts.entry((ns.to_string(), name.to_string())).or_default() += n;
+            *counts.entry((release.namespace.clone(), name.to_string())).or_default() += n;
         }
     }
     Ok(())

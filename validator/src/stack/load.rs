@@ -74,6 +74,36 @@ pub fn parse_build(text: &str) -> Result<Vec<StateDoc>> {
 /// prints sub-states first). A state without `environments:` has just `default`.
 pub fn environment_names(docs: &[StateDoc], entry: &Path) -> Vec<String> {
     let entry_abs = absolute(entry);
+    if entry_abs.is_dir() {
+        // A directory of states: every environment one of its top-level states declares.
+        let mut names: Vec<String> = Vec::new();
+        for d in docs.iter().filter(|d| d.path.parent() == Some(entry_abs.as_path())) {
+            let text = std::fs::read_to_string(&d.path).unwrap_or_default();
+            let mut declared = declared_keys(&text, "environments");
+            let printed: Vec<String> = d
+                .doc
+                .get("environments")
+                .and_then(Value::as_object)
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            declared.retain(|n| printed.contains(n));
+            declared.extend(
+                printed
+                    .into_iter()
+                    .filter(|n| !declared.contains(n))
+                    .collect::<Vec<_>>(),
+            );
+            for n in declared {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        if names.is_empty() {
+            names.push("default".into());
+        }
+        return names;
+    }
     let doc = docs.iter().find(|d| d.path == entry_abs).or(docs.last());
     let mut names: Vec<String> = doc
         .and_then(|d| d.doc.get("environments"))
@@ -179,22 +209,26 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 url,
                 oci,
                 file: rel.clone(),
+                skip_tls_verify: truthy(r.get("skipTLSVerify")) || truthy(r.get("insecure_skip_tls_verify")),
             });
         }
+        let defaults = d.doc.get("helmDefaults");
         for r in d.doc.get("releases").and_then(Value::as_array).into_iter().flatten() {
             let name = str_of(r, "name");
-            let namespace = r
+            let declared_ns = r
                 .get("namespace")
                 .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
                 .map(str::to_string)
                 .or_else(|| {
-                    d.doc
-                        .get("helmDefaults")
+                    defaults
                         .and_then(|h| h.get("namespace"))
                         .and_then(Value::as_str)
+                        .filter(|n| !n.is_empty())
                         .map(str::to_string)
-                })
-                .unwrap_or_else(|| "default".to_string());
+                });
+            let namespace_unset = declared_ns.is_none();
+            let namespace = declared_ns.unwrap_or_else(|| "default".to_string());
             let chart = str_of(r, "chart");
             let chart_ref = classify_chart(&chart, &state_dir, &root_abs, &repos);
             let key = (d.path.clone(), name.clone());
@@ -241,7 +275,9 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                     Value::Number(n) => Some(n.to_string()),
                     _ => None,
                 }),
-                devel: r.get("devel").and_then(Value::as_bool).unwrap_or(false),
+                devel: effective_devel(r, defaults),
+                insecure_tls: insecure_tls(r, defaults),
+                namespace_unset,
                 installed,
                 needs,
                 declared_values: r.get("values").and_then(Value::as_array).cloned().unwrap_or_default(),
@@ -254,6 +290,41 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
         state.repositories.extend(repos);
     }
     state
+}
+
+fn truthy(v: Option<&Value>) -> bool {
+    match v {
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => s == "true",
+        _ => false,
+    }
+}
+
+/// `devel` as helmfile applies it: the release's own when it sets one, else `helmDefaults.devel`.
+pub fn effective_devel(release: &Value, defaults: Option<&Value>) -> bool {
+    match release.get("devel") {
+        Some(v @ (Value::Bool(_) | Value::String(_))) => truthy(Some(v)),
+        _ => truthy(defaults.and_then(|h| h.get("devel"))),
+    }
+}
+
+/// What turns TLS verification off for a release's chart fetches (helmfile ORs the release's
+/// `insecureSkipTLSVerify` with `helmDefaults.insecureSkipTLSVerify`, and passes
+/// `helmDefaults.args` to every helm call).
+pub fn insecure_tls(release: &Value, defaults: Option<&Value>) -> Option<String> {
+    if truthy(release.get("insecureSkipTLSVerify")) {
+        return Some("insecureSkipTLSVerify: true".into());
+    }
+    if truthy(defaults.and_then(|h| h.get("insecureSkipTLSVerify"))) {
+        return Some("helmDefaults.insecureSkipTLSVerify: true".into());
+    }
+    let args = defaults.and_then(|h| h.get("args")).and_then(Value::as_array);
+    args.into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .flat_map(str::split_whitespace)
+        .find(|a| *a == "--insecure-skip-tls-verify" || *a == "--insecure-skip-tls-verify=true")
+        .map(|a| format!("helmDefaults.args: {a}"))
 }
 
 /// Add releases that were left out of helmfile's view (see `scan_releases`: OCI charts we keep
@@ -272,16 +343,14 @@ pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[Sta
         }
         let doc = docs.iter().find(|d| d.path == s.file);
         let values = doc.and_then(|d| d.doc.get("renderedvalues")).unwrap_or(&Value::Null);
-        let namespace = s
-            .namespace
-            .clone()
-            .or_else(|| {
-                doc.and_then(|d| d.doc.get("helmDefaults"))
-                    .and_then(|h| h.get("namespace"))
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-            .unwrap_or_else(|| "default".into());
+        let declared = s.namespace.clone().or_else(|| {
+            doc.and_then(|d| d.doc.get("helmDefaults"))
+                .and_then(|h| h.get("namespace"))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+        let unset = declared.is_none();
+        let namespace = declared.unwrap_or_else(|| "default".into());
         if state
             .releases
             .iter()
@@ -301,7 +370,11 @@ pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[Sta
             chart: s.chart.clone(),
             chart_ref: classify_chart(&s.chart, &dir, &root_abs, &repos),
             version: s.version.clone(),
-            devel: s.devel.unwrap_or(false),
+            devel: s
+                .devel
+                .unwrap_or_else(|| truthy(doc.and_then(|d| d.doc.get("helmDefaults")).and_then(|h| h.get("devel")))),
+            insecure_tls: None,
+            namespace_unset: unset,
             installed,
             needs: s.needs.clone(),
             declared_values: Vec::new(),
@@ -540,9 +613,10 @@ mod tests {
     }
 }
 
-/// A release found by reading a state file's text rather than through helmfile. Used for charts
-/// helmfile would pull while merely loading the state (OCI charts): offline, we must leave them
-/// out of every helmfile call, yet still validate what the state says about them.
+/// A release found by reading a state file's text rather than through helmfile. helmfile is the
+/// authority (the helm front lets it load every release offline); the text is only read for
+/// releases helmfile refuses to load (so the rules can say why), to name the release in a load
+/// error, and to start `helmfile template` early.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ScannedRelease {
     pub oci: bool,
@@ -652,7 +726,14 @@ fn block_items(text: &str, key: &str) -> Vec<Item> {
 pub fn scan_releases(entry: &Path) -> Vec<ScannedRelease> {
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
-    let mut queue = vec![absolute(entry)];
+    let entry = absolute(entry);
+    let mut queue = if entry.is_dir() {
+        let mut v = super::loader::state_files_in(&entry);
+        v.reverse();
+        v
+    } else {
+        vec![entry]
+    };
     while let Some(file) = queue.pop() {
         if !seen.insert(file.clone()) {
             continue;

@@ -1,6 +1,7 @@
 //! The helmfile state model: environments, releases, repositories, needs, chart references and
 //! where each release is declared. Built from the real `helmfile build` output (see `load`).
 
+pub mod failure;
 pub mod load;
 pub mod loader;
 pub mod lock;
@@ -53,6 +54,9 @@ pub struct Repository {
     pub oci: bool,
     /// State file (repository-relative) that declares it.
     pub file: String,
+    /// `skipTLSVerify: true` (helm adds and pulls from it with `--insecure-skip-tls-verify`).
+    #[serde(default)]
+    pub skip_tls_verify: bool,
 }
 
 /// Where a release's chart comes from.
@@ -77,12 +81,24 @@ pub enum ChartRef {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Release {
     pub name: String,
+    /// Where the release is placed: its `namespace:`, else `helmDefaults.namespace`, else
+    /// `default` (helm's namespace under the empty kubeconfig helmfile runs with).
     pub namespace: String,
+    /// The state gives no namespace (neither the release nor `helmDefaults`): helmfile then
+    /// passes none to helm, and selects and names the release by an empty namespace.
+    #[serde(default)]
+    pub namespace_unset: bool,
     /// The chart as written in the state.
     pub chart: String,
     pub chart_ref: ChartRef,
     pub version: Option<String>,
+    /// Effective `devel`: the release's own, else `helmDefaults.devel` (as helmfile applies it).
     pub devel: bool,
+    /// What turns TLS verification off for this release's chart fetches, as helmfile applies
+    /// it: the release's `insecureSkipTLSVerify`, `helmDefaults.insecureSkipTLSVerify`, or
+    /// `--insecure-skip-tls-verify` in `helmDefaults.args`. `None` when nothing does.
+    #[serde(default)]
+    pub insecure_tls: Option<String>,
     pub installed: bool,
     /// `needs` entries as written (`name`, `namespace/name` or `context/namespace/name`).
     pub needs: Vec<String>,

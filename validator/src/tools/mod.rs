@@ -7,6 +7,7 @@
 //! installs the pinned, hash-verified tools), then `PATH`.
 
 pub mod mirror;
+pub mod seal;
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,8 @@ use std::sync::OnceLock;
 pub struct Tools {
     pub helmfile: PathBuf,
     pub helm: PathBuf,
+    /// Environment every helmfile and helm run gets (the sealed environment offline, see `seal`).
+    pub env: Vec<(String, std::ffi::OsString)>,
 }
 
 impl Tools {
@@ -25,7 +28,11 @@ impl Tools {
         let helmfile = find_tool("helmfile", "NVCF_HELMFILE", start);
         let helm = find_tool("helm", "NVCF_HELM", start);
         match (helmfile, helm) {
-            (Some(helmfile), Some(helm)) => Ok(Tools { helmfile, helm }),
+            (Some(helmfile), Some(helm)) => Ok(Tools {
+                helmfile,
+                helm,
+                env: Vec::new(),
+            }),
             (hf, h) => {
                 let missing: Vec<&str> = [("helmfile", hf.is_none()), ("helm", h.is_none())]
                     .into_iter()
@@ -47,11 +54,14 @@ impl Tools {
         let mut c = Command::new(&self.helmfile);
         c.arg("--file").arg(state).arg("--environment").arg(environment);
         c.arg("--helm-binary").arg(&self.helm).arg("--no-color");
+        c.envs(self.env.iter().map(|(k, v)| (k, v)));
         c
     }
 
     pub fn helm(&self) -> Command {
-        Command::new(&self.helm)
+        let mut c = Command::new(&self.helm);
+        c.envs(self.env.iter().map(|(k, v)| (k, v)));
+        c
     }
 }
 
@@ -62,25 +72,39 @@ pub struct Lazy {
     root: PathBuf,
     mirror: Option<PathBuf>,
     front_dir: Option<tempfile::TempDir>,
+    /// Offline or with a mirror: the scratch directory of the sealed environment (`seal`).
+    sealed: Option<tempfile::TempDir>,
     cell: OnceLock<Result<Tools, String>>,
 }
 
 impl Lazy {
-    /// `root`: where the lookup starts (the state's directory); `mirror`: `--chart-mirror`.
-    pub fn new(root: &Path, mirror: Option<&Path>) -> Result<Lazy> {
-        let front_dir = match mirror {
-            Some(_) => Some(
+    /// `root`: where the lookup starts (the state's directory); `mirror`: `--chart-mirror`;
+    /// `sealed`: run helmfile and helm without network, kubeconfig or the user's helm config.
+    pub fn new(root: &Path, mirror: Option<&Path>, sealed: bool) -> Result<Lazy> {
+        let sealed = match sealed {
+            true => Some(
+                tempfile::Builder::new()
+                    .prefix("nvcf-validate-sealed-")
+                    .tempdir()
+                    .context("creating a temporary directory")?,
+            ),
+            false => None,
+        };
+        // The helm front answers registry calls: with a mirror, and offline.
+        let front_dir = match mirror.is_some() || sealed.is_some() {
+            true => Some(
                 tempfile::Builder::new()
                     .prefix("nvcf-validate-mirror-")
                     .tempdir()
                     .context("creating a temporary directory")?,
             ),
-            None => None,
+            false => None,
         };
         Ok(Lazy {
             root: root.to_path_buf(),
             mirror: mirror.map(Path::to_path_buf),
             front_dir,
+            sealed,
             cell: OnceLock::new(),
         })
     }
@@ -88,10 +112,17 @@ impl Lazy {
     pub fn get(&self) -> Result<Tools> {
         self.cell
             .get_or_init(|| {
-                let located = Tools::locate(&self.root).and_then(|t| match (&self.mirror, &self.front_dir) {
-                    (Some(m), Some(d)) => mirror::front(&t, &crate::stack::load::absolute(m), d.path()),
-                    _ => Ok(t),
+                let located = Tools::locate(&self.root).and_then(|t| match &self.front_dir {
+                    Some(d) => {
+                        let m = self.mirror.as_deref().map(crate::stack::load::absolute);
+                        mirror::front(&t, m.as_deref(), self.sealed.is_some(), d.path())
+                    }
+                    None => Ok(t),
                 });
+                let located = match &self.sealed {
+                    Some(d) => located.and_then(|t| seal::seal(t, d.path())),
+                    None => located,
+                };
                 located.map_err(|e| format!("{e:#}"))
             })
             .clone()

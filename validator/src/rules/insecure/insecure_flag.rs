@@ -167,6 +167,7 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
         }
     }
     if let Some(state) = ctx.state {
+        out.extend(state_tls_hits(ctx, state));
         for r in state.installed() {
             for h in release_value_hits(r) {
                 out.push(
@@ -184,6 +185,48 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                     )),
                 );
             }
+        }
+    }
+    out
+}
+
+/// Chart fetches without TLS verification, as helmfile applies them: a release's effective
+/// `insecureSkipTLSVerify` (its own or `helmDefaults`', or `--insecure-skip-tls-verify` in
+/// `helmDefaults.args`), and a repository's `skipTLSVerify`.
+fn state_tls_hits(ctx: &Ctx, state: &crate::stack::EnvState) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for repo in state.repositories.iter().filter(|r| r.skip_tls_verify) {
+        out.push(
+            Finding::state(
+                INSECURE_FLAG,
+                Some(ctx.environment),
+                None,
+                &repo.file,
+                None,
+                format!(
+                    "repository `{}` ({}) sets `skipTLSVerify: true`: its index and charts are fetched without verifying the server certificate",
+                    repo.name, repo.url
+                ),
+            )
+            .with_help("remove `skipTLSVerify`; give helm the repository's CA with `caFile:` instead"),
+        );
+    }
+    for r in state.installed() {
+        if let Some(what) = &r.insecure_tls {
+            out.push(
+                Finding::state(
+                    INSECURE_FLAG,
+                    Some(ctx.environment),
+                    Some(r.id()),
+                    &r.file,
+                    r.line,
+                    format!(
+                        "release {}: `{what}` makes helm fetch its chart without verifying the server certificate",
+                        r.id()
+                    ),
+                )
+                .with_help("remove it; give helm the repository's CA (`caFile:`) instead"),
+            );
         }
     }
     out
@@ -289,6 +332,48 @@ mod tests {
             Some(("pki/helmfile.yaml", Some(7)))
         );
         insta::assert_json_snapshot!(f);
+    }
+
+    #[test]
+    fn chart_fetches_without_tls_verification() {
+        let mut defaults = rel(
+            "helmfile.yaml",
+            12,
+            "nvcf",
+            "a",
+            repo("r", "a", "https://charts.example", false),
+        );
+        defaults.insecure_tls = Some("helmDefaults.insecureSkipTLSVerify: true".into());
+        let mut off = rel(
+            "helmfile.yaml",
+            20,
+            "nvcf",
+            "b",
+            repo("r", "b", "https://charts.example", false),
+        );
+        off.insecure_tls = Some("helmDefaults.args: --insecure-skip-tls-verify".into());
+        off.installed = false; // not installed: not judged
+        let mut skip = repository("r", "https://charts.example", false);
+        skip.skip_tls_verify = true;
+        // near misses: a verifying repository and a release without the setting
+        let clean = rel(
+            "helmfile.yaml",
+            30,
+            "nvcf",
+            "c",
+            repo("v", "c", "https://charts.example", false),
+        );
+        let st = state(
+            vec![defaults, off, clean],
+            vec![skip, repository("v", "https://charts.example", false)],
+        );
+        let f = run(INSECURE_FLAG, &st, &[]);
+        let shown: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(f.len(), 2, "{shown:#?}");
+        assert!(f.iter().all(|f| f.rule == "insecure-flag"));
+        assert!(shown[0].contains("repository `r`") && shown[0].contains("skipTLSVerify"));
+        assert!(shown[1].contains("release nvcf/a") && shown[1].contains("helmDefaults.insecureSkipTLSVerify"));
+        assert_eq!(f[1].source.as_ref().and_then(|s| s.line), Some(12));
     }
 
     #[test]

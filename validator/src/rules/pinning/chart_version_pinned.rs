@@ -15,7 +15,7 @@ pub(super) fn chart_version_pinned(ctx: &Ctx) -> Vec<Finding> {
                     ctx,
                     r,
                     format!(
-                        "release {}: `devel: true` lets helm pick pre-release chart versions of {}",
+                        "release {}: `devel: true` (its own or `helmDefaults.devel`) lets helm pick pre-release chart versions of {}",
                         r.id(),
                         r.chart
                     ),
