@@ -61,7 +61,9 @@ fn deployment(name: &str, image: &str) -> String {
 fn schema_errors(report: &serde_json::Value, schema: &Path) -> Vec<String> {
     let schema = json(&std::fs::read_to_string(schema).unwrap());
     let v = jsonschema::validator_for(&schema).unwrap();
-    v.iter_errors(report).map(|e| format!("{e} at {}", e.instance_path())).collect()
+    v.iter_errors(report)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect()
 }
 
 /// Exit 2 used to write nothing and leave an existing --output file untouched, so a workflow
@@ -76,7 +78,15 @@ fn exit_2_writes_a_report_in_every_format_over_a_stale_one() {
         let r = run_in(
             d.path(),
             &[
-                "check", "--file", "helmfile.yaml.gotmpl", "--offline", "-e", "staging", "--format", format, "--output",
+                "check",
+                "--file",
+                "helmfile.yaml.gotmpl",
+                "--offline",
+                "-e",
+                "staging",
+                "--format",
+                format,
+                "--output",
                 out.to_str().unwrap(),
             ],
             None,
@@ -123,9 +133,16 @@ fn exit_2_writes_a_report_in_every_format_over_a_stale_one() {
         assert!(leftovers.is_empty(), "{leftovers:?}");
     }
     // Without --output the report goes to stdout, the cause to stderr as before.
-    let r = run_in(d.path(), &["check", "--manifests", "missing.yaml", "--format", "json"], None);
+    let r = run_in(
+        d.path(),
+        &["check", "--manifests", "missing.yaml", "--format", "json"],
+        None,
+    );
     assert_eq!(r.code, 2);
-    assert!(json(&r.stdout)["errors"][0]["message"].as_str().unwrap().contains("missing.yaml"));
+    assert!(json(&r.stdout)["errors"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("missing.yaml"));
     assert!(r.stderr.contains("missing.yaml"), "{}", r.stderr);
 }
 
@@ -136,11 +153,23 @@ fn an_unwritable_output_is_exit_2() {
     std::fs::write(d.path().join("m.yaml"), deployment("web", "registry.example.com/web")).unwrap();
     let r = run_in(
         d.path(),
-        &["check", "--manifests", "m.yaml", "--output", "no/such/dir/report.json", "--format", "json"],
+        &[
+            "check",
+            "--manifests",
+            "m.yaml",
+            "--output",
+            "no/such/dir/report.json",
+            "--format",
+            "json",
+        ],
         None,
     );
     assert_eq!(r.code, 2);
-    assert!(r.stderr.contains("cannot write report to no/such/dir/report.json"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("cannot write report to no/such/dir/report.json"),
+        "{}",
+        r.stderr
+    );
 }
 
 fn sarif_uris(v: &serde_json::Value) -> Vec<(Option<String>, Option<String>)> {
@@ -150,7 +179,10 @@ fn sarif_uris(v: &serde_json::Value) -> Vec<(Option<String>, Option<String>)> {
         .iter()
         .map(|r| {
             let a = &r["locations"][0]["physicalLocation"]["artifactLocation"];
-            (a["uri"].as_str().map(String::from), a["uriBaseId"].as_str().map(String::from))
+            (
+                a["uri"].as_str().map(String::from),
+                a["uriBaseId"].as_str().map(String::from),
+            )
         })
         .collect()
 }
@@ -164,7 +196,11 @@ fn sarif_locations_are_encoded_uris_relative_to_the_root() {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("p,q.yaml"), deployment("web", "registry.example.com/web")).unwrap();
     let abs = dir.join("p,q.yaml");
-    let r = run_in(d.path(), &["check", "--manifests", abs.to_str().unwrap(), "--format", "sarif"], None);
+    let r = run_in(
+        d.path(),
+        &["check", "--manifests", abs.to_str().unwrap(), "--format", "sarif"],
+        None,
+    );
     assert_eq!(r.code, 1, "{}", r.stderr);
     let v = json(&r.stdout);
     let uris = sarif_uris(&v);
@@ -175,15 +211,29 @@ fn sarif_locations_are_encoded_uris_relative_to_the_root() {
     }
     let root = v["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"].as_str().unwrap();
     assert!(root.starts_with("file:///") && root.ends_with('/'), "{root}");
-    assert!(v["runs"][0]["tool"]["driver"]["informationUri"].as_str().unwrap().starts_with("https://"));
+    assert!(v["runs"][0]["tool"]["driver"]["informationUri"]
+        .as_str()
+        .unwrap()
+        .starts_with("https://"));
 
     // A file outside the root (the working directory here) is a file:// URI.
     let other = tempfile::tempdir().unwrap();
     let cwd = d.path().join("cwd");
     std::fs::create_dir_all(&cwd).unwrap();
-    std::fs::write(other.path().join("o.yaml"), deployment("web", "registry.example.com/web")).unwrap();
+    std::fs::write(
+        other.path().join("o.yaml"),
+        deployment("web", "registry.example.com/web"),
+    )
+    .unwrap();
     let o = other.path().join("o.yaml");
-    let v = json(&run_in(&cwd, &["check", "--manifests", o.to_str().unwrap(), "--format", "sarif"], None).stdout);
+    let v = json(
+        &run_in(
+            &cwd,
+            &["check", "--manifests", o.to_str().unwrap(), "--format", "sarif"],
+            None,
+        )
+        .stdout,
+    );
     for (uri, base) in sarif_uris(&v) {
         let uri = uri.unwrap();
         assert!(uri.starts_with("file:///") && uri.ends_with("/o.yaml"), "{uri}");
@@ -216,7 +266,14 @@ fn sarif_waiver_findings_are_relative_too_and_fingerprints_are_stable() {
     .unwrap();
     let file = d.path().join("helmfile.yaml.gotmpl");
     let elsewhere = tempfile::tempdir().unwrap();
-    let args = ["check", "--file", file.to_str().unwrap(), "--offline", "--format", "sarif"];
+    let args = [
+        "check",
+        "--file",
+        file.to_str().unwrap(),
+        "--offline",
+        "--format",
+        "sarif",
+    ];
     let r = run_in(elsewhere.path(), &args, None);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let v = json(&r.stdout);
@@ -255,17 +312,34 @@ fn junit_failures_match_the_exit_code() {
         "version: 1\nwaivers:\n- rule: image-pinned\n  target: {release: apps/app}\n  reason: old exception\n  expires: 2026-10-01\n",
     )
     .unwrap();
-    let base = ["check", "--file", "helmfile.yaml.gotmpl", "--offline", "-A", "image-pinned"];
+    let base = [
+        "check",
+        "--file",
+        "helmfile.yaml.gotmpl",
+        "--offline",
+        "-A",
+        "image-pinned",
+    ];
     let j = run_in(d.path(), &[&base[..], &["--format", "json"]].concat(), None);
     assert_eq!(j.code, 1, "the expired waiver alone fails the gate: {}", j.stderr);
     let report = json(&j.stdout);
     let errors = report["summary"]["errors"].as_u64().unwrap();
-    assert!(report["findings"].as_array().unwrap().iter().any(|f| f["environment"].is_null()));
+    assert!(report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["environment"].is_null()));
     let x = run_in(d.path(), &[&base[..], &["--format", "junit"]].concat(), None).stdout;
     let top = x.lines().nth(1).unwrap();
     assert!(top.contains(&format!("failures=\"{errors}\"")), "{top}");
-    assert!(!top.contains("skipped="), "junit-4.xsd has no skipped attribute on <testsuites>: {top}");
-    assert!(!x.contains("<skipped message"), "junit-4.xsd allows no attributes on <skipped>");
+    assert!(
+        !top.contains("skipped="),
+        "junit-4.xsd has no skipped attribute on <testsuites>: {top}"
+    );
+    assert!(
+        !x.contains("<skipped message"),
+        "junit-4.xsd allows no attributes on <skipped>"
+    );
     assert_eq!(x.matches("<failure ").count() as u64, errors);
 }
 
@@ -276,23 +350,42 @@ fn hostile_names_stay_inert_in_junit_and_markdown() {
     let fixture = repo().join("validator/tests/reports/hostile.json");
     let d = tempfile::tempdir().unwrap();
     std::fs::copy(&fixture, d.path().join("t`x`|.json")).unwrap();
-    let x = run_in(d.path(), &["check", "--manifests", "t`x`|.json", "--format", "junit"], None).stdout;
+    let x = run_in(
+        d.path(),
+        &["check", "--manifests", "t`x`|.json", "--format", "junit"],
+        None,
+    )
+    .stdout;
     assert!(!x.contains('\u{FFFF}') && !x.contains('\u{FFFE}'), "{x}");
     assert!(x.contains("[U+FFFF]") && x.contains("&#13;"), "{x}");
     assert!(!x.contains('\r'));
     assert!(!x.contains("<script"));
 
-    let r = run_in(d.path(), &["check", "--manifests", "t`x`|.json", "--format", "markdown"], None);
+    let r = run_in(
+        d.path(),
+        &["check", "--manifests", "t`x`|.json", "--format", "markdown"],
+        None,
+    );
     assert_eq!(r.code, 1);
     let md = r.stdout;
     assert!(!md.contains('\r'), "{md}");
     assert!(!md.to_lowercase().contains("<script") && !md.contains("<img"), "{md}");
-    let json_report = json(&run_in(d.path(), &["check", "--manifests", "t`x`|.json", "--format", "json"], None).stdout);
+    let json_report = json(
+        &run_in(
+            d.path(),
+            &["check", "--manifests", "t`x`|.json", "--format", "json"],
+            None,
+        )
+        .stdout,
+    );
     let n = json_report["findings"].as_array().unwrap().len();
     assert!(n >= 1);
     let rows = md.lines().filter(|l| l.starts_with("| **error** |")).count();
     assert_eq!(rows, n, "one table row per finding:\n{md}");
-    assert!(md.contains("``t`x`\\|.json:1``"), "the location's code span outlasts its backtick:\n{md}");
+    assert!(
+        md.contains("``t`x`\\|.json:1``"),
+        "the location's code span outlasts its backtick:\n{md}"
+    );
 }
 
 /// A failing run of the fixture corpus was a 617 KB comment; GitHub's limit is 65,536.
@@ -303,8 +396,16 @@ fn the_markdown_comment_fits_a_pull_request() {
         .map(|i| deployment(&format!("web-{i}"), "registry.example.com/web:latest"))
         .collect();
     std::fs::write(d.path().join("many.yaml"), docs.join("---\n")).unwrap();
-    let r = run_in(d.path(), &["check", "--manifests", "many.yaml", "--format", "markdown"], None);
+    let r = run_in(
+        d.path(),
+        &["check", "--manifests", "many.yaml", "--format", "markdown"],
+        None,
+    );
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stdout.len() <= 60_000, "{} bytes", r.stdout.len());
-    assert!(r.stdout.contains(" more** — see the SARIF/JSON artifact"), "{}", &r.stdout[..2000]);
+    assert!(
+        r.stdout.contains(" more** — see the SARIF/JSON artifact"),
+        "{}",
+        &r.stdout[..2000]
+    );
 }

@@ -17,7 +17,12 @@ fn prop(s: &str) -> String {
 pub fn render(report: &Report, ctx: &super::Context) -> String {
     let mut out = String::new();
     if let Some(cause) = &ctx.failure {
-        let _ = writeln!(out, "::error title={}::{}", prop("nvcf-validate could not validate"), data(cause));
+        let _ = writeln!(
+            out,
+            "::error title={}::{}",
+            prop("nvcf-validate could not validate"),
+            data(cause)
+        );
     }
     for f in &report.findings {
         let cmd = match (f.waived.is_some(), f.sev()) {
@@ -31,7 +36,11 @@ pub fn render(report: &Report, ctx: &super::Context) -> String {
         )];
         // Annotations attach to repository-relative paths; a file outside the repository (or
         // stdin) gets an unattached annotation.
-        if let Some(file) = f.source.as_ref().and_then(|s| ctx.paths.repo_relative(&s.file).map(|p| (p, s.line))) {
+        if let Some(file) = f
+            .source
+            .as_ref()
+            .and_then(|s| ctx.paths.repo_relative(&s.file).map(|p| (p, s.line)))
+        {
             props.insert(0, format!("file={}", prop(&file.0)));
             if let Some(l) = file.1 {
                 props.insert(1, format!("line={l}"));

@@ -60,7 +60,9 @@ impl Suite {
     }
 
     fn finding(&mut self, env: &str, f: &Finding) {
-        let family = rules::find(f.rule).map(|r| r.family.replace(' ', "-")).unwrap_or_default();
+        let family = rules::find(f.rule)
+            .map(|r| r.family.replace(' ', "-"))
+            .unwrap_or_default();
         let classname = format!("{env}.{family}");
         let name = match super::object_label(f) {
             Some(o) => format!("{}: {o}", f.rule),
@@ -142,7 +144,11 @@ pub fn render(report: &Report, ctx: &Context) -> String {
         }
         for r in &registry {
             if !mine.iter().any(|f| f.rule == r.id) {
-                s.case(&format!("{}.{}", env.name, r.family.replace(' ', "-")), r.id.to_string(), "");
+                s.case(
+                    &format!("{}.{}", env.name, r.family.replace(' ', "-")),
+                    r.id.to_string(),
+                    "",
+                );
             }
         }
         for r in env.releases.iter().filter(|r| r.missing()) {
@@ -153,7 +159,11 @@ pub fn render(report: &Report, ctx: &Context) -> String {
                 xml_text(r.version.as_deref().unwrap_or("-")),
                 xml_text(r.reason.as_deref().unwrap_or("not rendered"))
             );
-            s.case(&format!("{}.render", env.name), format!("{}/{}", r.namespace, r.name), &body);
+            s.case(
+                &format!("{}.render", env.name),
+                format!("{}/{}", r.namespace, r.name),
+                &body,
+            );
         }
         suites.push((env.name.clone(), s));
     }
@@ -207,7 +217,10 @@ mod tests {
         };
         assert_eq!(report.exit_code(), 1);
         let x = render(&report, &ctx(None));
-        assert!(x.contains("<testsuite name=\"general\" tests=\"1\" failures=\"1\""), "{x}");
+        assert!(
+            x.contains("<testsuite name=\"general\" tests=\"1\" failures=\"1\""),
+            "{x}"
+        );
         assert!(x.contains("<testsuites name=\"nvcf-validate\" tests=\""), "{x}");
         assert!(x.contains("failures=\"1\" errors=\"0\">"), "{x}");
     }
@@ -232,6 +245,11 @@ mod tests {
     fn a_run_that_could_not_validate_is_an_error_case() {
         let x = render(&super::super::empty(), &ctx(Some("bad <policy>\u{FFFF}")));
         assert!(x.contains("errors=\"1\""), "{x}");
-        assert!(x.contains("<error message=\"could not validate\" type=\"could-not-validate\">bad &lt;policy&gt;[U+FFFF]</error>"), "{x}");
+        assert!(
+            x.contains(
+                "<error message=\"could not validate\" type=\"could-not-validate\">bad &lt;policy&gt;[U+FFFF]</error>"
+            ),
+            "{x}"
+        );
     }
 }

@@ -104,7 +104,10 @@ pub fn render_with(report: &Report, ctx: &Context, extra: &[Section]) -> String 
                 "| {} | {} | {} | {} |\n",
                 md_cell(&clip(&e.name, MAX_CELL)),
                 md_cell(&clip(&format!("{}/{}", r.namespace, r.name), MAX_CELL)),
-                md_cell(&clip(&format!("{} {}", r.chart, r.version.as_deref().unwrap_or("-")), MAX_CELL)),
+                md_cell(&clip(
+                    &format!("{} {}", r.chart, r.version.as_deref().unwrap_or("-")),
+                    MAX_CELL
+                )),
                 md_cell(&clip(r.reason.as_deref().unwrap_or("-"), MAX_CELL))
             );
             if tail.len() + line.len() > BUDGET / 4 {
@@ -114,13 +117,18 @@ pub fn render_with(report: &Report, ctx: &Context, extra: &[Section]) -> String 
             shown += 1;
         }
         if shown < unrendered.len() {
-            let _ = writeln!(tail, "\n{} more releases not rendered — see the JSON report.", unrendered.len() - shown);
+            let _ = writeln!(
+                tail,
+                "\n{} more releases not rendered — see the JSON report.",
+                unrendered.len() - shown
+            );
         }
         tail.push_str("\n</details>\n");
     }
     let findings = by_severity(report);
     if !findings.is_empty() {
-        const HEAD: &str = "| severity | rule | environment | object | location | message |\n|---|---|---|---|---|---|\n";
+        const HEAD: &str =
+            "| severity | rule | environment | object | location | message |\n|---|---|---|---|---|---|\n";
         // Room for the "N more" line.
         const MORE: usize = 200;
         let room = BUDGET.saturating_sub(out.len() + tail.len() + HEAD.len() + MORE);
@@ -167,9 +175,12 @@ mod tests {
     use crate::finding::{ObjectRef, SourceRef};
 
     fn hostile(i: usize) -> Finding {
-        let mut f = Finding::new("image-pinned", format!("x|y\r\nz <script>alert({i})</script> `a`` & \"q\""))
-            .with_severity(Severity::Error)
-            .with_environment("default");
+        let mut f = Finding::new(
+            "image-pinned",
+            format!("x|y\r\nz <script>alert({i})</script> `a`` & \"q\""),
+        )
+        .with_severity(Severity::Error)
+        .with_environment("default");
         f.object = Some(ObjectRef {
             api_version: "apps/v1".into(),
             kind: "Deployment".into(),

@@ -66,7 +66,15 @@ fn identity(f: &Finding) -> String {
     let obj = f
         .object
         .as_ref()
-        .map(|o| format!("{}|{}|{}|{}", o.api_version, o.kind, o.namespace.as_deref().unwrap_or(""), o.name))
+        .map(|o| {
+            format!(
+                "{}|{}|{}|{}",
+                o.api_version,
+                o.kind,
+                o.namespace.as_deref().unwrap_or(""),
+                o.name
+            )
+        })
         .unwrap_or_default();
     let file = f.source.as_ref().map(|s| s.file.trim_start_matches("./")).unwrap_or("");
     [
@@ -269,16 +277,21 @@ mod tests {
         assert!(results.iter().any(|r| r["level"] == "error"), "the error must be kept");
         assert_eq!(run["properties"]["omittedResults"], 10);
         let notes = run["invocations"][0]["toolExecutionNotifications"].as_array().unwrap();
-        assert!(notes
-            .iter()
-            .any(|n| n["message"]["text"].as_str().unwrap().starts_with("10 of 25010 findings left out")));
+        assert!(notes.iter().any(|n| n["message"]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("10 of 25010 findings left out")));
     }
 
     #[test]
     fn fingerprints_are_stable_and_distinct() {
         let report = Report {
             environments: Vec::new(),
-            findings: vec![finding(0, Severity::Error), finding(7, Severity::Error), finding(1, Severity::Error)],
+            findings: vec![
+                finding(0, Severity::Error),
+                finding(7, Severity::Error),
+                finding(1, Severity::Error),
+            ],
         };
         let a = fingerprints(&report);
         // 0 and 7 share an identity (same object d0): told apart by occurrence.
@@ -297,7 +310,10 @@ mod tests {
     #[test]
     fn a_run_that_could_not_validate_says_so() {
         let report = super::super::empty();
-        let v = value(&report, &Context::new(std::path::Path::new("."), Some("policy file p.yaml not found".into())));
+        let v = value(
+            &report,
+            &Context::new(std::path::Path::new("."), Some("policy file p.yaml not found".into())),
+        );
         let inv = &v["runs"][0]["invocations"][0];
         assert_eq!(inv["executionSuccessful"], false);
         assert_eq!(inv["toolExecutionNotifications"][0]["level"], "error");
@@ -305,6 +321,9 @@ mod tests {
             .as_str()
             .unwrap()
             .contains("p.yaml not found"));
-        assert!(v["runs"][0]["tool"]["driver"]["informationUri"].as_str().unwrap().starts_with("https://"));
+        assert!(v["runs"][0]["tool"]["driver"]["informationUri"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://"));
     }
 }

@@ -131,7 +131,10 @@ mod tests {
 
     #[test]
     fn xml_keeps_cr_and_drops_nothing_silently() {
-        assert_eq!(xml_text("a\rb\u{FFFF}c\u{1}<&>"), "a&#13;b[U+FFFF]c[U+0001]&lt;&amp;&gt;");
+        assert_eq!(
+            xml_text("a\rb\u{FFFF}c\u{1}<&>"),
+            "a&#13;b[U+FFFF]c[U+0001]&lt;&amp;&gt;"
+        );
         assert_eq!(xml_attr("x\"\n\t'\u{FFFE}"), "x&quot;&#10;&#9;&apos;[U+FFFE]");
     }
 
@@ -139,7 +142,10 @@ mod tests {
     fn markdown_cells_cannot_break_rows_or_make_html() {
         assert_eq!(md_cell("a|b\r\nc\rd\ne"), "a\\|b<br>c<br>d<br>e");
         assert_eq!(md_cell("<script>x&y</script>"), "&lt;script&gt;x&amp;y&lt;/script&gt;");
-        assert_eq!(md_cell("(<name>-<hash>) *a* `b`"), "(&lt;name&gt;-&lt;hash&gt;) \\*a\\* \\`b\\`");
+        assert_eq!(
+            md_cell("(<name>-<hash>) *a* `b`"),
+            "(&lt;name&gt;-&lt;hash&gt;) \\*a\\* \\`b\\`"
+        );
     }
 
     #[test]

@@ -163,10 +163,7 @@ mod tests {
             p.artifact("d 100%/p,q#r?.yaml"),
             Some(Artifact::Relative("d%20100%25/p%2Cq%23r%3F.yaml".into()))
         );
-        assert_eq!(
-            p.artifact("ü.yaml"),
-            Some(Artifact::Relative("%C3%BC.yaml".into()))
-        );
+        assert_eq!(p.artifact("ü.yaml"), Some(Artifact::Relative("%C3%BC.yaml".into())));
         let abs = root.join("charts/x.yaml");
         assert_eq!(
             p.artifact(abs.to_str().unwrap()),
@@ -187,7 +184,10 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(p.artifact("../x.yaml").map(|a| matches!(a, Artifact::Absolute(_))), Some(true));
+        assert_eq!(
+            p.artifact("../x.yaml").map(|a| matches!(a, Artifact::Absolute(_))),
+            Some(true)
+        );
         assert_eq!(p.artifact("<stdin>"), None);
         assert_eq!(p.artifact(""), None);
         assert!(p.root_uri().starts_with("file:///") && p.root_uri().ends_with("/repo/"));
