@@ -156,7 +156,7 @@ pub fn render_with(report: &Report, ctx: &Context, extra: &[Section]) -> String 
     out.push_str(&tail);
     let mut left_out = Vec::new();
     for s in extra {
-        if out.len() + s.body.len() + 1 <= BUDGET {
+        if out.len() + s.body.len() < BUDGET {
             out.push('\n');
             out.push_str(&s.body);
         } else {
