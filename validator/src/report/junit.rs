@@ -15,7 +15,7 @@
 
 use super::text::{xml_attr, xml_text};
 use super::Context;
-use crate::engine::Report;
+use crate::model::Report;
 use crate::finding::{Finding, Severity};
 use crate::rules;
 use std::collections::HashMap;
@@ -199,8 +199,8 @@ mod tests {
         Context::new(std::path::Path::new("."), failure.map(str::to_string))
     }
 
-    fn env(name: &str) -> crate::engine::EnvReport {
-        crate::engine::EnvReport {
+    fn env(name: &str) -> crate::model::EnvReport {
+        crate::model::EnvReport {
             name: name.into(),
             releases: Vec::new(),
             objects: 1,

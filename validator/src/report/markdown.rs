@@ -10,7 +10,7 @@
 
 use super::text::{clip, md_cell, md_code};
 use super::Context;
-use crate::engine::Report;
+use crate::model::Report;
 use crate::finding::{Finding, Severity};
 use std::fmt::Write;
 

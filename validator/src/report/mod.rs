@@ -11,7 +11,7 @@ pub mod sarif;
 pub mod text;
 pub mod uri;
 
-use crate::engine::Report;
+use crate::model::Report;
 use crate::finding::Finding;
 use std::path::{Path, PathBuf};
 

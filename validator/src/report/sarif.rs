@@ -13,7 +13,7 @@
 
 use super::uri::{Artifact, SRCROOT};
 use super::Context;
-use crate::engine::Report;
+use crate::model::Report;
 use crate::finding::{Finding, Severity};
 use crate::rules;
 use serde_json::{json, Value};

@@ -1,6 +1,11 @@
-//! The rule registry. One module per rule family; each rule is a static `Rule` with its id,
-//! default severity, documentation (the same text `explain`, `rules` and SARIF print) and a pure
-//! check function over the stack model and the object graph.
+//! The rule registry. One folder per rule family: its `mod.rs` holds the family's `RULES` list and
+//! the helpers its rules share; each rule has its own file (the pure check function over the stack
+//! model and the object graph, and its unit tests) and its explain text beside it as
+//! `<rule-id>.md` (`include_str!`), the same text `explain`, `rules` and SARIF print. Each rule is
+//! a static `Rule` with its id, family, default severity, summary, explain text, scope and check.
+//!
+//! Adding a rule to a family touches the rule file, its markdown, the family's `RULES`, its
+//! fixtures and snapshots; adding a family adds its folder and one line to `registry()`.
 
 pub mod insecure;
 pub mod ownership;
@@ -11,8 +16,8 @@ pub mod routes;
 
 use crate::finding::{Finding, Severity};
 use crate::graph::Graph;
+use crate::model::ReleaseStatus;
 use crate::policy::Policy;
-use crate::render::ReleaseStatus;
 use crate::stack::{EnvState, Stack};
 
 /// What a rule looks at.
@@ -80,6 +85,23 @@ pub fn registry() -> Vec<&'static Rule> {
 
 pub fn find(id: &str) -> Option<&'static Rule> {
     registry().into_iter().find(|r| r.id == id)
+}
+
+/// The fixture naming convention, shared by every fixture runner (unit and CLI): a fixture file
+/// stem or stack directory named `fires-<rule-id>[-<case>]` must make that rule report, one named
+/// `silent-<rule-id>[-<case>]` must not. Returns whether it fires and the rule (the longest
+/// registered id that follows the prefix), or `None` when the name follows no registered rule.
+pub fn fixture_rule(name: &str) -> Option<(bool, &'static Rule)> {
+    let (fires, rest) = match (name.strip_prefix("fires-"), name.strip_prefix("silent-")) {
+        (Some(r), _) => (true, r),
+        (_, Some(r)) => (false, r),
+        _ => return None,
+    };
+    registry()
+        .into_iter()
+        .filter(|r| rest == r.id || rest.strip_prefix(r.id).is_some_and(|c| c.starts_with('-')))
+        .max_by_key(|r| r.id.len())
+        .map(|r| (fires, r))
 }
 
 /// Run every rule of `scope` and return findings tagged with the rule's environment.

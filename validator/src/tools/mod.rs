@@ -1,0 +1,142 @@
+//! Locating and running the real `helmfile` and `helm` binaries: the one place that knows where
+//! they are (and, with `--chart-mirror`, the generated helm front in `mirror`). The loader
+//! (`stack::load`) and `render` both run them through here.
+//!
+//! Lookup order for each tool: the environment variable `NVCF_HELMFILE` / `NVCF_HELM` (an explicit
+//! path), then `.tools/bin/<tool>` in the state's directory or any parent (where `ci/setup`
+//! installs the pinned, hash-verified tools), then `PATH`.
+
+pub mod mirror;
+
+use anyhow::{bail, Context, Result};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+#[derive(Debug, Clone)]
+pub struct Tools {
+    pub helmfile: PathBuf,
+    pub helm: PathBuf,
+}
+
+impl Tools {
+    /// Find both tools, or fail with a message that says how to install them.
+    pub fn locate(start: &Path) -> Result<Tools> {
+        let helmfile = find_tool("helmfile", "NVCF_HELMFILE", start);
+        let helm = find_tool("helm", "NVCF_HELM", start);
+        match (helmfile, helm) {
+            (Some(helmfile), Some(helm)) => Ok(Tools { helmfile, helm }),
+            (hf, h) => {
+                let missing: Vec<&str> = [("helmfile", hf.is_none()), ("helm", h.is_none())]
+                    .into_iter()
+                    .filter(|(_, m)| *m)
+                    .map(|(n, _)| n)
+                    .collect();
+                bail!(
+                    "cannot render: {} not found (looked in $NVCF_HELMFILE/$NVCF_HELM, .tools/bin above {}, and PATH); \
+                     run ./ci/setup to install the pinned versions, or validate pre-rendered YAML with --manifests",
+                    missing.join(" and "),
+                    start.display()
+                )
+            }
+        }
+    }
+
+    /// A `helmfile` command for a state file, using our helm.
+    pub fn helmfile(&self, state: &Path, environment: &str) -> Command {
+        let mut c = Command::new(&self.helmfile);
+        c.arg("--file").arg(state).arg("--environment").arg(environment);
+        c.arg("--helm-binary").arg(&self.helm).arg("--no-color");
+        c
+    }
+
+    pub fn helm(&self) -> Command {
+        Command::new(&self.helm)
+    }
+}
+
+/// The tools of one run, located on first use (a warm cache never looks for them). With a chart
+/// mirror, helm is the generated front (`mirror::front`), written once into a temporary directory
+/// this owns.
+pub struct Lazy {
+    root: PathBuf,
+    mirror: Option<PathBuf>,
+    front_dir: Option<tempfile::TempDir>,
+    cell: OnceLock<Result<Tools, String>>,
+}
+
+impl Lazy {
+    /// `root`: where the lookup starts (the state's directory); `mirror`: `--chart-mirror`.
+    pub fn new(root: &Path, mirror: Option<&Path>) -> Result<Lazy> {
+        let front_dir = match mirror {
+            Some(_) => Some(
+                tempfile::Builder::new()
+                    .prefix("nvcf-validate-mirror-")
+                    .tempdir()
+                    .context("creating a temporary directory")?,
+            ),
+            None => None,
+        };
+        Ok(Lazy {
+            root: root.to_path_buf(),
+            mirror: mirror.map(Path::to_path_buf),
+            front_dir,
+            cell: OnceLock::new(),
+        })
+    }
+
+    pub fn get(&self) -> Result<Tools> {
+        self.cell
+            .get_or_init(|| {
+                let located = Tools::locate(&self.root).and_then(|t| match (&self.mirror, &self.front_dir) {
+                    (Some(m), Some(d)) => mirror::front(&t, &crate::stack::load::absolute(m), d.path()),
+                    _ => Ok(t),
+                });
+                located.map_err(|e| format!("{e:#}"))
+            })
+            .clone()
+            .map_err(|e| anyhow::anyhow!(e))
+    }
+}
+
+fn find_tool(name: &str, var: &str, start: &Path) -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os(var).map(PathBuf::from) {
+        return p.is_file().then_some(p);
+    }
+    let start = start.canonicalize().unwrap_or_else(|_| start.to_path_buf());
+    for dir in start.ancestors() {
+        let p = dir.join(".tools/bin").join(name);
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
+}
+
+/// Run a command and return its output, or an error carrying the tail of its stderr.
+pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
+    let out = cmd
+        .output()
+        .with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
+    if !out.status.success() {
+        bail!("{what} failed ({}):\n{}", out.status, tail(&out.stderr, &out.stdout));
+    }
+    Ok(out)
+}
+
+/// The last meaningful lines of a failed tool run (helmfile prints the cause at the end).
+pub fn tail(stderr: &[u8], stdout: &[u8]) -> String {
+    let text = String::from_utf8_lossy(if stderr.iter().any(|b| !b.is_ascii_whitespace()) {
+        stderr
+    } else {
+        stdout
+    });
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(12);
+    lines[start..]
+        .iter()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
