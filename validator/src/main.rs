@@ -38,6 +38,8 @@ enum Cmd {
     Cert(commands::cert::Args),
     /// Live, fail-closed handshake checks against a deployed router.
     Probe(commands::probe::Args),
+    /// Draw each environment's chain of trust and worker path with its findings.
+    Graph(commands::graph::Args),
 }
 
 #[derive(clap::Args)]
@@ -110,6 +112,13 @@ fn main() {
         Cmd::Fingerprint(a) => commands::fingerprint::run(a),
         Cmd::Cert(a) => commands::cert::run(a),
         Cmd::Probe(a) => commands::probe::run(a),
+        Cmd::Graph(a) => match fixed_now() {
+            Ok(now) => commands::graph::run(a, now),
+            Err(e) => {
+                eprintln!("nvcf-validate: {e}");
+                2
+            }
+        },
     };
     std::process::exit(code);
 }
@@ -137,19 +146,35 @@ fn check(c: &Check) -> i32 {
             require_rendered: c.require_rendered,
             now,
         };
-        engine::check(&args).map_err(|e| format!("could not validate {}: {e:#}", engine::describe(&args)))
+        // The markdown report (a PR comment) also shows where its findings sit on each picture.
+        let checked = if c.format == Format::Markdown {
+            engine::check_graphs(&args).map(|(r, g)| (r, Some(g)))
+        } else {
+            engine::check(&args).map(|r| (r, None))
+        };
+        checked.map_err(|e| format!("could not validate {}: {e:#}", engine::describe(&args)))
     });
     // Every run writes a report, exit 2 included: an empty one that says why, so a workflow
     // never uploads a stale report from an earlier run.
-    let (report, ctx) = match outcome {
-        Ok(r) => (r, report::Context::new(&base, None)),
+    let (report, graphs, ctx) = match outcome {
+        Ok((r, g)) => (r, g, report::Context::new(&base, None)),
         Err(cause) => {
             eprintln!("nvcf-validate: {cause}");
-            (report::empty(), report::Context::new(&base, Some(cause)))
+            (report::empty(), None, report::Context::new(&base, Some(cause)))
         }
     };
     let color = c.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let text = report::render(&report, &ctx, c.format, color);
+    let text = match &graphs {
+        // The diagrams go in only where they fit under the comment's size budget.
+        Some(g) => {
+            let diagrams = report::markdown::Section {
+                title: "diagrams".into(),
+                body: nvcf_validate::diagram::markdown::section(g),
+            };
+            report::markdown::render_with(&report, &ctx, &[diagrams])
+        }
+        None => report::render(&report, &ctx, c.format, color),
+    };
     let written = match &c.output {
         Some(path) => report::write_atomically(path, text.as_bytes()),
         None => std::io::stdout()

@@ -125,6 +125,41 @@ pub fn render_with(report: &Report, ctx: &Context, extra: &[Section]) -> String 
         }
         tail.push_str("\n</details>\n");
     }
+    // Schema coverage (`schema-valid`): kinds that had no schema, so were not schema-validated.
+    let uncovered: Vec<_> = report
+        .environments
+        .iter()
+        .flat_map(|e| {
+            e.schema_coverage
+                .iter()
+                .flat_map(move |c| c.without_schema.iter().map(move |k| (e, k)))
+        })
+        .collect();
+    if !uncovered.is_empty() {
+        tail.push_str(
+            "<details><summary>Kinds without a schema (not schema-validated)</summary>\n\n\
+             | environment | apiVersion | kind | objects |\n|---|---|---|---|\n",
+        );
+        let mut shown = 0;
+        for (e, k) in &uncovered {
+            let line = format!(
+                "| {} | {} | {} | {} |\n",
+                md_cell(&clip(&e.name, MAX_CELL)),
+                md_cell(&clip(&k.api_version, MAX_CELL)),
+                md_cell(&clip(&k.kind, MAX_CELL)),
+                k.objects
+            );
+            if tail.len() + line.len() > BUDGET / 4 {
+                break;
+            }
+            tail.push_str(&line);
+            shown += 1;
+        }
+        if shown < uncovered.len() {
+            let _ = writeln!(tail, "\n{} more kinds without a schema — see the JSON report.", uncovered.len() - shown);
+        }
+        tail.push_str("\n</details>\n");
+    }
     let findings = by_severity(report);
     if !findings.is_empty() {
         const HEAD: &str =
