@@ -15,8 +15,8 @@
 
 use super::text::{xml_attr, xml_text};
 use super::Context;
-use crate::model::Report;
 use crate::finding::{Finding, Severity};
+use crate::model::Report;
 use crate::rules;
 use std::collections::HashMap;
 use std::fmt::Write;

@@ -10,8 +10,8 @@
 
 use super::text::{clip, md_cell, md_code};
 use super::Context;
-use crate::model::Report;
 use crate::finding::{Finding, Severity};
+use crate::model::Report;
 use std::fmt::Write;
 
 /// GitHub refuses comment bodies over 65,536 characters.
@@ -156,7 +156,11 @@ pub fn render_with(report: &Report, ctx: &Context, extra: &[Section]) -> String 
             shown += 1;
         }
         if shown < uncovered.len() {
-            let _ = writeln!(tail, "\n{} more kinds without a schema — see the JSON report.", uncovered.len() - shown);
+            let _ = writeln!(
+                tail,
+                "\n{} more kinds without a schema — see the JSON report.",
+                uncovered.len() - shown
+            );
         }
         tail.push_str("\n</details>\n");
     }

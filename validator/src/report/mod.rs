@@ -11,8 +11,8 @@ pub mod sarif;
 pub mod text;
 pub mod uri;
 
-use crate::model::Report;
 use crate::finding::Finding;
+use crate::model::Report;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -13,8 +13,8 @@
 
 use super::uri::{Artifact, SRCROOT};
 use super::Context;
-use crate::model::Report;
 use crate::finding::{Finding, Severity};
+use crate::model::Report;
 use crate::rules;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
