@@ -205,6 +205,7 @@ mod tests {
             releases: Vec::new(),
             objects: 1,
             render_error: None,
+            schema_coverage: None,
         }
     }
 
