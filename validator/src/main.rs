@@ -124,49 +124,59 @@ fn main() {
 }
 
 fn check(c: &Check) -> i32 {
-    let args = CheckArgs {
-        file: c.file.clone(),
-        environments: c.environments.clone(),
-        offline: c.offline,
-        chart_mirror: c.chart_mirror.clone(),
-        manifests: c.manifests.clone(),
-        policy: c.policy.clone(),
-        no_cache: c.no_cache,
-        deny: c.deny.clone(),
-        warn: c.warn.clone(),
-        allow: c.allow.clone(),
-        progress: std::io::stderr().is_terminal(),
-        require_rendered: c.require_rendered,
-        now: match fixed_now() {
-            Ok(n) => n,
-            Err(e) => {
-                eprintln!("nvcf-validate: {e}");
-                return 2;
-            }
-        },
+    // Relative source paths in findings are relative to the stack's directory (or, for
+    // --manifests, to the working directory); SARIF turns them into repository URIs.
+    let base = match c.manifests {
+        Some(_) => PathBuf::from("."),
+        None => report::stack_dir(&c.file),
     };
-    // The markdown report (a PR comment) also shows where its findings sit on each picture.
-    let checked = if c.format == Format::Markdown {
-        engine::check_graphs(&args).map(|(r, g)| (r, Some(g)))
-    } else {
-        engine::check(&args).map(|r| (r, None))
-    };
-    let (report, graphs) = match checked {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("nvcf-validate: could not validate {}: {e:#}", engine::describe(&args));
-            return 2;
+    let outcome = fixed_now().and_then(|now| {
+        let args = CheckArgs {
+            file: c.file.clone(),
+            environments: c.environments.clone(),
+            offline: c.offline,
+            chart_mirror: c.chart_mirror.clone(),
+            manifests: c.manifests.clone(),
+            policy: c.policy.clone(),
+            no_cache: c.no_cache,
+            deny: c.deny.clone(),
+            warn: c.warn.clone(),
+            allow: c.allow.clone(),
+            progress: std::io::stderr().is_terminal(),
+            require_rendered: c.require_rendered,
+            now,
+        };
+        // The markdown report (a PR comment) also shows where its findings sit on each picture.
+        let checked = if c.format == Format::Markdown {
+            engine::check_graphs(&args).map(|(r, g)| (r, Some(g)))
+        } else {
+            engine::check(&args).map(|r| (r, None))
+        };
+        checked.map_err(|e| format!("could not validate {}: {e:#}", engine::describe(&args)))
+    });
+    // Every run writes a report, exit 2 included: an empty one that says why, so a workflow
+    // never uploads a stale report from an earlier run.
+    let (report, graphs, ctx) = match outcome {
+        Ok((r, g)) => (r, g, report::Context::new(&base, None)),
+        Err(cause) => {
+            eprintln!("nvcf-validate: {cause}");
+            (report::empty(), None, report::Context::new(&base, Some(cause)))
         }
     };
     let color = c.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let mut text = report::render(&report, c.format, color);
-    if let Some(g) = &graphs {
-        text.push_str(&nvcf_validate::diagram::markdown::section(g));
-    }
-    let written = match &c.output {
-        Some(path) => {
-            std::fs::write(path, &text).map_err(|e| format!("cannot write report to {}: {e}", path.display()))
+    let text = match &graphs {
+        // The diagrams go in only where they fit under the comment's size budget.
+        Some(g) => {
+            let diagrams = report::markdown::Section {
+                title: "diagrams".into(),
+                body: nvcf_validate::diagram::markdown::section(g),
+            };
+            report::markdown::render_with(&report, &ctx, &[diagrams])
         }
+        None => report::render(&report, &ctx, c.format, color),
+    };
+    let written = match &c.output {
+        Some(path) => report::write_atomically(path, text.as_bytes()),
         None => std::io::stdout()
             .write_all(text.as_bytes())
             .map_err(|e| format!("cannot write report: {e}")),
@@ -175,10 +185,18 @@ fn check(c: &Check) -> i32 {
         eprintln!("nvcf-validate: {e}");
         return 2;
     }
-    if c.output.is_some() || c.format != Format::Human {
+    if ctx.failure.is_none() && (c.output.is_some() || c.format != Format::Human) {
         eprintln!("nvcf-validate: {}", report::summary_line(&report));
     }
-    report.exit_code()
+    if c.format == Format::Sarif && report::sarif::omitted(&report) > 0 {
+        eprintln!(
+            "nvcf-validate: the SARIF report leaves out {} of {} findings (GitHub accepts {} results per run); the JSON report has all",
+            report::sarif::omitted(&report),
+            report.findings.len(),
+            report::sarif::MAX_RESULTS
+        );
+    }
+    ctx.exit_code(&report)
 }
 
 /// `NVCF_VALIDATE_NOW` (RFC 3339) fixes the clock that judges certificate validity and waiver

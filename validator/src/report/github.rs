@@ -14,8 +14,16 @@ fn prop(s: &str) -> String {
     data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-pub fn render(report: &Report) -> String {
+pub fn render(report: &Report, ctx: &super::Context) -> String {
     let mut out = String::new();
+    if let Some(cause) = &ctx.failure {
+        let _ = writeln!(
+            out,
+            "::error title={}::{}",
+            prop("nvcf-validate could not validate"),
+            data(cause)
+        );
+    }
     for f in &report.findings {
         let cmd = match (f.waived.is_some(), f.sev()) {
             (true, _) | (false, Severity::Note) => "notice",
@@ -26,9 +34,15 @@ pub fn render(report: &Report) -> String {
             "title={}",
             prop(&format!("{} ({})", f.rule, f.environment.as_deref().unwrap_or("-")))
         )];
-        if let Some(src) = &f.source {
-            props.insert(0, format!("file={}", prop(src.file.trim_start_matches("./"))));
-            if let Some(l) = src.line {
+        // Annotations attach to repository-relative paths; a file outside the repository (or
+        // stdin) gets an unattached annotation.
+        if let Some(file) = f
+            .source
+            .as_ref()
+            .and_then(|s| ctx.paths.repo_relative(&s.file).map(|p| (p, s.line)))
+        {
+            props.insert(0, format!("file={}", prop(&file.0)));
+            if let Some(l) = file.1 {
                 props.insert(1, format!("line={l}"));
             }
         }

@@ -31,9 +31,16 @@ impl Paint {
     }
 }
 
-pub fn render(report: &Report, color: bool) -> String {
+pub fn render(report: &Report, ctx: &super::Context, color: bool) -> String {
     let p = Paint(color);
     let mut out = String::new();
+    if let Some(cause) = &ctx.failure {
+        let _ = writeln!(out, "{} nvcf-validate could not validate:", p.wrap("1;31", "ERROR"));
+        for l in cause.lines() {
+            let _ = writeln!(out, "  {l}");
+        }
+        out.push('\n');
+    }
     // Findings of no (or an unknown) environment: in `--manifests` mode they belong to the one
     // pseudo-environment, otherwise they get a trailing "general" group (e.g. policy findings).
     let known = |f: &&crate::finding::Finding| {
@@ -148,7 +155,9 @@ pub fn render(report: &Report, color: bool) -> String {
         out.push('\n');
     }
     let c = report.counts();
-    let verdict = if c.errors > 0 {
+    let verdict = if ctx.failure.is_some() {
+        p.wrap("1;31", "COULD NOT VALIDATE")
+    } else if c.errors > 0 {
         p.wrap("1;31", "FAILED")
     } else {
         p.wrap("1;32", "PASSED")

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 
 pub const SCHEMA: &str = "nvcf-validate/report/v1";
 
-pub fn value(report: &Report) -> Value {
+pub fn value(report: &Report, ctx: &super::Context) -> Value {
     let c = report.counts();
     let environments: Vec<Value> = report
         .environments
@@ -42,6 +42,8 @@ pub fn value(report: &Report) -> Value {
         "schema": SCHEMA,
         "environments": environments,
         "findings": report.findings.iter().map(finding).collect::<Vec<_>>(),
+        // Why the run could not validate (exit 2); empty when it could.
+        "errors": ctx.failure.iter().map(|m| json!({"message": m})).collect::<Vec<_>>(),
         "summary": {
             "errors": c.errors, "warnings": c.warnings, "waived": c.waived,
             "environments": report.environments.len(), "objects": report.objects(),
@@ -68,8 +70,8 @@ pub fn finding(f: &Finding) -> Value {
     v
 }
 
-pub fn render(report: &Report) -> String {
-    let mut s = serde_json::to_string_pretty(&value(report)).expect("report serialises");
+pub fn render(report: &Report, ctx: &super::Context) -> String {
+    let mut s = serde_json::to_string_pretty(&value(report, ctx)).expect("report serialises");
     s.push('\n');
     s
 }

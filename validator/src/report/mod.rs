@@ -8,9 +8,12 @@ pub mod json;
 pub mod junit;
 pub mod markdown;
 pub mod sarif;
+pub mod text;
+pub mod uri;
 
 use crate::finding::Finding;
 use crate::model::Report;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -22,14 +25,60 @@ pub enum Format {
     Markdown,
 }
 
-pub fn render(report: &Report, format: Format, color: bool) -> String {
+/// What a format needs besides the findings: whether the run could validate at all, and where
+/// source paths are resolved (SARIF URIs, GitHub annotation paths).
+#[derive(Debug, Clone)]
+pub struct Context {
+    /// Why the run could not validate (exit 2). The report is then empty or partial, and every
+    /// format says so: a report exists on every run, never a stale one from an earlier run.
+    pub failure: Option<String>,
+    pub paths: uri::Paths,
+}
+
+impl Context {
+    /// `base` is the stack's directory (or the working directory for `--manifests`).
+    pub fn new(base: &Path, failure: Option<String>) -> Context {
+        Context {
+            failure,
+            paths: uri::Paths::new(base),
+        }
+    }
+
+    /// The exit code for this report: 2 when the run could not validate, else the findings'.
+    pub fn exit_code(&self, report: &Report) -> i32 {
+        if self.failure.is_some() {
+            2
+        } else {
+            report.exit_code()
+        }
+    }
+}
+
+/// An empty report, for a run that could not validate anything.
+pub fn empty() -> Report {
+    Report {
+        environments: Vec::new(),
+        findings: Vec::new(),
+    }
+}
+
+/// The stack's directory for `--file F|DIR` (relative paths in findings are relative to it).
+pub fn stack_dir(file: &Path) -> PathBuf {
+    if file.is_dir() {
+        file.to_path_buf()
+    } else {
+        file.parent().map(Path::to_path_buf).unwrap_or_default()
+    }
+}
+
+pub fn render(report: &Report, ctx: &Context, format: Format, color: bool) -> String {
     match format {
-        Format::Human => human::render(report, color),
-        Format::Json => json::render(report),
-        Format::Sarif => sarif::render(report),
-        Format::Junit => junit::render(report),
-        Format::Github => github::render(report),
-        Format::Markdown => markdown::render(report),
+        Format::Human => human::render(report, ctx, color),
+        Format::Json => json::render(report, ctx),
+        Format::Sarif => sarif::render(report, ctx),
+        Format::Junit => junit::render(report, ctx),
+        Format::Github => github::render(report, ctx),
+        Format::Markdown => markdown::render(report, ctx),
     }
 }
 
@@ -125,4 +174,35 @@ pub fn message_with_object(f: &Finding) -> String {
         Some(o) if !f.message.starts_with(o.as_str()) => format!("{o}: {}", f.message),
         _ => f.message.clone(),
     }
+}
+
+/// Write `bytes` to `path` atomically: into a new file beside it, then renamed over it. A reader
+/// (or an upload step) sees the previous report or the new one, never a mix or a truncated file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    use std::io::Write as _;
+    let fail = |e: std::io::Error| format!("cannot write report to {}: {e}", path.display());
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| format!("cannot write report to {}: not a file name", path.display()))?;
+    if path.is_dir() {
+        return Err(format!("cannot write report to {}: it is a directory", path.display()));
+    }
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let result = (|| {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(fail)
 }
