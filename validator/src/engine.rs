@@ -94,7 +94,10 @@ fn load_policy(args: &CheckArgs) -> Result<Policy> {
         };
         return Policy::load(&candidate, &display);
     }
-    Ok(Policy::default())
+    Ok(Policy {
+        missing: Some(candidate.display().to_string()),
+        ..Policy::default()
+    })
 }
 
 pub fn check(args: &CheckArgs) -> Result<Report> {
@@ -137,6 +140,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
             check_stack(&stack, renders, &policy, now)?
         }
     };
+    findings.extend(rules::policy::settings_findings(&policy));
     findings = sink::apply(findings, &policy, &overrides, now.date());
     // A render failure is a finding's consequence only while an unwaived error of a state rule
     // stands in that environment (after -A/-W, severities and waivers); otherwise the gate could

@@ -9,6 +9,7 @@ pub mod graph;
 pub mod pki;
 pub mod policy;
 pub mod probe;
+pub mod redact;
 pub mod render;
 pub mod report;
 pub mod router;

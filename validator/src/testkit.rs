@@ -69,7 +69,8 @@ pub fn run_fixture(family: &str, stem: &str, rules: &[Rule]) -> Vec<Finding> {
     let policy = if pfile.exists() {
         Policy::load(&pfile, &format!("policy/{stem}.yaml")).expect("fixture policy parses")
     } else {
-        Policy::default()
+        let default = fixture_dir("policy").join("default.yaml");
+        Policy::load(&default, "policy/default.yaml").expect("tests/fixtures/policy/default.yaml parses")
     };
     let g = with_externals(graph("fixture", &text), &policy);
     let ctx = ctx(&g, &policy);

@@ -146,11 +146,10 @@ fn is_http(url: &str) -> bool {
 /// allows everything.
 fn allowed(url: &str, list: &[String]) -> bool {
     let u = url.trim().trim_end_matches('/').to_ascii_lowercase();
-    list.is_empty()
-        || list.iter().any(|e| {
-            let e = e.trim().trim_end_matches('/').to_ascii_lowercase();
-            u == e || u.starts_with(&format!("{e}/"))
-        })
+    crate::policy::allow_list_admits(list, |e| {
+        let e = e.trim().trim_end_matches('/').to_ascii_lowercase();
+        !e.is_empty() && (u == e || u.starts_with(&format!("{e}/")))
+    })
 }
 
 /// Lexical normalisation of a `/`-separated path; `None` when it climbs above its start.
