@@ -145,20 +145,33 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
     // A render failure is a finding's consequence only while an unwaived error of a state rule
     // stands in that environment (after -A/-W, severities and waivers); otherwise the gate could
     // not validate the environment and says so.
+    // The same holds for an environment that rendered no object at all: nothing was judged, so
+    // it can never pass.
     for env in &environments {
-        if let Some(err) = &env.render_error {
-            let explained = findings.iter().any(|f| {
+        let explained = || {
+            findings.iter().any(|f| {
                 f.environment.as_deref() == Some(env.name.as_str())
                     && f.waived.is_none()
                     && f.sev() == Severity::Error
                     && rules::find(f.rule).is_some_and(|r| r.scope != Scope::Objects)
-            });
-            if !explained {
+            })
+        };
+        if let Some(err) = &env.render_error {
+            if !explained() {
                 bail!(
                     "environment {}: helmfile could not render the stack, and no standing state finding explains why:\n{err}",
                     env.name
                 );
             }
+        } else if args.manifests.is_none() && env.objects == 0 && !explained() {
+            let installed = env.releases.iter().filter(|r| r.installed).count();
+            let rendered = env.releases.iter().filter(|r| r.installed && r.rendered).count();
+            bail!(
+                "environment {}: rendered no objects ({rendered} of {installed} installed releases rendered), so \
+                 nothing was validated; switch on the templates of its releases, render the remote ones \
+                 (--chart-mirror DIR, or online), or leave the environment out with --environment",
+                env.name
+            );
         }
     }
     if args.require_rendered {

@@ -46,6 +46,7 @@ pub struct MirrorCheck {
 }
 
 pub mod cache;
+pub mod complete;
 pub mod helmfile;
 pub mod manifests;
 pub mod mirror;

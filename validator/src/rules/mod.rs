@@ -12,6 +12,7 @@ pub mod ownership;
 pub mod pinning;
 pub mod pki;
 pub mod policy;
+pub mod render;
 pub mod routes;
 
 use crate::finding::{Finding, Severity};
@@ -79,6 +80,7 @@ pub fn registry() -> Vec<&'static Rule> {
         .chain(insecure::RULES)
         .chain(pki::RULES)
         .chain(routes::RULES)
+        .chain(render::RULES)
         .chain(policy::RULES)
         .collect()
 }
