@@ -24,6 +24,9 @@ pub struct Policy {
     /// Where a policy file was looked for and not found (the strict defaults then apply, and the
     /// report says so with a `policy-file-missing` finding).
     pub missing: Option<String>,
+    /// Places in the policy file that hold private key material (path, what): reported as
+    /// `private-key-in-render` findings, never echoed.
+    pub key_places: Vec<(String, &'static str)>,
     pub settings: Settings,
     pub externals: Vec<External>,
     pub waivers: Vec<Waiver>,
@@ -251,6 +254,9 @@ impl Policy {
                 crate::redact::error_text(&format!("{e:#}"))
             )
         })?;
+        let key_places = crate::yaml::value(text)
+            .map(|v| crate::rules::secrets::key_places(&v, ""))
+            .unwrap_or_default();
         if let Some(v) = raw.version {
             if v != 1 {
                 bail!("{display}: unsupported policy version {v}; this validator understands version 1");
@@ -315,6 +321,7 @@ impl Policy {
         Ok(Policy {
             file: Some(display.to_string()),
             missing: None,
+            key_places,
             settings: raw.settings.unwrap_or_default(),
             externals: raw.externals,
             waivers,

@@ -244,7 +244,12 @@ mod tests {
             assert!(!p.may_waive(rule), "{rule}");
             assert!(Overrides::new(&p, &[], &[rule.to_string()], &[]).is_err(), "{rule}");
         }
-        let out = apply(vec![finding("insecure-flag", "d")], &p, &Overrides::default(), date!(2026 - 11 - 29));
+        let out = apply(
+            vec![finding("insecure-flag", "d")],
+            &p,
+            &Overrides::default(),
+            date!(2026 - 11 - 29),
+        );
         assert_eq!(out[0].waived, None);
         assert_eq!(out[1].rule, prules::WAIVER_FORBIDDEN);
         let o = Overrides::new(&p, &[], &[], &[]).unwrap();
@@ -257,12 +262,25 @@ mod tests {
     #[test]
     fn waiver_on_its_expiry_day_still_waives_and_the_day_after_is_an_error() {
         let p = policy("waivers:\n- {rule: image-pinned, target: {environment: d}, reason: r, expires: 2027-01-01}\n");
-        let on = apply(vec![finding("image-pinned", "d")], &p, &Overrides::default(), date!(2027 - 01 - 01));
+        let on = apply(
+            vec![finding("image-pinned", "d")],
+            &p,
+            &Overrides::default(),
+            date!(2027 - 01 - 01),
+        );
         assert_eq!(on.len(), 1, "{on:#?}");
         assert_eq!(on[0].waived.as_deref(), Some("r"));
-        let after = apply(vec![finding("image-pinned", "d")], &p, &Overrides::default(), date!(2027 - 01 - 02));
+        let after = apply(
+            vec![finding("image-pinned", "d")],
+            &p,
+            &Overrides::default(),
+            date!(2027 - 01 - 02),
+        );
         assert_eq!(after[0].waived, None);
-        assert_eq!((after[1].rule, after[1].sev()), (prules::WAIVER_EXPIRED, Severity::Error));
+        assert_eq!(
+            (after[1].rule, after[1].sev()),
+            (prules::WAIVER_EXPIRED, Severity::Error)
+        );
         assert_eq!(count(&after).errors, 2);
     }
 
@@ -270,9 +288,18 @@ mod tests {
     fn messages_leave_the_sink_redacted() {
         let mut f = finding("plaintext-endpoint", "d");
         f.message = format!("sets `BAO_ADDR=http://root:hunter2@openbao:8200/{}`", "x".repeat(500));
-        let out = apply(vec![f], &Policy::default(), &Overrides::default(), date!(2026 - 11 - 29));
+        let out = apply(
+            vec![f],
+            &Policy::default(),
+            &Overrides::default(),
+            date!(2026 - 11 - 29),
+        );
         assert!(!out[0].message.contains("hunter2"), "{}", out[0].message);
-        assert!(out[0].message.contains("http://***@openbao:8200/"), "{}", out[0].message);
+        assert!(
+            out[0].message.contains("http://***@openbao:8200/"),
+            "{}",
+            out[0].message
+        );
         assert!(out[0].message.len() < 300, "{}", out[0].message);
     }
 

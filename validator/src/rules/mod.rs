@@ -14,6 +14,7 @@ pub mod pki;
 pub mod policy;
 pub mod render;
 pub mod routes;
+pub mod secrets;
 
 use crate::finding::{Finding, Severity};
 use crate::graph::Graph;
@@ -81,6 +82,7 @@ pub fn registry() -> Vec<&'static Rule> {
         .chain(pki::RULES)
         .chain(routes::RULES)
         .chain(render::RULES)
+        .chain(secrets::RULES)
         .chain(policy::RULES)
         .collect()
 }

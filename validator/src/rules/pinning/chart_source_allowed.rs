@@ -211,7 +211,8 @@ mod tests {
         );
         let msgs: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
         assert!(
-            msgs.iter().any(|m| m.contains("repository `openbao`") && m.contains("not in the policy's")),
+            msgs.iter()
+                .any(|m| m.contains("repository `openbao`") && m.contains("not in the policy's")),
             "{msgs:#?}"
         );
         assert!(msgs.iter().any(|m| m.contains("repository `jetstack`")), "{msgs:#?}");

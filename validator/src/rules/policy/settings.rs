@@ -21,9 +21,22 @@ pub fn settings_findings(policy: &Policy) -> Vec<Finding> {
             .with_help("write a validator-policy.yaml beside the state (or pass --policy FILE) that lists the allowed chart repositories and image registries"),
         );
     }
+    for (path, what) in &policy.key_places {
+        let mut f = Finding::new(
+            crate::rules::secrets::PRIVATE_KEY_IN_RENDER,
+            format!("the policy's `{path}` holds {what}; its content is not shown"),
+        )
+        .with_help("remove the key from the policy and rotate it: an external Secret is declared with its public tls.crt chain only");
+        f.source = policy.file.clone().map(|file| SourceRef { file, line: None });
+        out.push(f);
+    }
     let s = &policy.settings;
     for (key, list, what) in [
-        ("allowedChartRepositories", &s.allowed_chart_repositories, "chart repository"),
+        (
+            "allowedChartRepositories",
+            &s.allowed_chart_repositories,
+            "chart repository",
+        ),
         ("allowedImageRegistries", &s.allowed_image_registries, "image registry"),
     ] {
         if list.iter().any(|e| e.trim() == ALLOW_ALL) {
@@ -67,5 +80,17 @@ mod tests {
         assert_eq!(settings_findings(&p).len(), 1);
         let p = Policy::parse("settings: {allowedImageRegistries: [quay.io]}\n", "p.yaml").unwrap();
         assert!(settings_findings(&p).is_empty());
+        let key =
+            "-----BEGIN PRIVATE KEY-----\n      MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n      -----END PRIVATE KEY-----";
+        let p = Policy::parse(
+            &format!("externals:\n- apiVersion: v1\n  kind: Secret\n  name: s\n  data:\n    tls.key: |\n      {key}\n"),
+            "p.yaml",
+        )
+        .unwrap();
+        let f = settings_findings(&p);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].rule, "private-key-in-render");
+        assert!(f[0].message.contains("`externals[0].data.tls.key`"), "{}", f[0].message);
+        assert!(!f[0].message.contains("MIIE"), "{}", f[0].message);
     }
 }

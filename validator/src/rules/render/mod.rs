@@ -18,4 +18,3 @@ pub static RULES: &[Rule] = &[Rule {
     scope: Scope::Objects,
     check: release_renders_nothing::release_renders_nothing,
 }];
-

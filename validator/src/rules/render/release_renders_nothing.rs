@@ -6,11 +6,17 @@ use crate::rules::Ctx;
 
 pub(super) fn release_renders_nothing(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
-    for s in ctx.status.iter().filter(|s| s.installed && s.rendered && s.objects == 0) {
+    for s in ctx
+        .status
+        .iter()
+        .filter(|s| s.installed && s.rendered && s.objects == 0)
+    {
         let id = s.id();
-        let declared = ctx
-            .state
-            .and_then(|st| st.releases.iter().find(|r| r.namespace == s.namespace && r.name == s.name));
+        let declared = ctx.state.and_then(|st| {
+            st.releases
+                .iter()
+                .find(|r| r.namespace == s.namespace && r.name == s.name)
+        });
         let msg = format!(
             "release {id} (chart {}) is installed in environment {} but rendered no objects: every template is \
              switched off by its values, so nothing of it was validated",
@@ -19,7 +25,14 @@ pub(super) fn release_renders_nothing(ctx: &Ctx) -> Vec<Finding> {
         let help = "set the values that switch its templates on, disable the release in this environment \
                     (`installed: false` or a false `condition:`), or waive with a reason if it is meant to be empty";
         let f = match declared {
-            Some(r) => Finding::state(RELEASE_RENDERS_NOTHING, Some(ctx.environment), Some(id), &r.file, r.line, msg),
+            Some(r) => Finding::state(
+                RELEASE_RENDERS_NOTHING,
+                Some(ctx.environment),
+                Some(id),
+                &r.file,
+                r.line,
+                msg,
+            ),
             None => {
                 let mut f = Finding::new(RELEASE_RENDERS_NOTHING, msg);
                 f.release = Some(id);
