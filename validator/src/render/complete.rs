@@ -44,7 +44,14 @@ pub fn check_build_complete(
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(|r| r.get("name").and_then(Value::as_str)).collect())
             .unwrap_or_default();
-        for s in scanned.iter().filter(|s| s.file == file && !exclude.contains(&s.name)) {
+        // helmfile leaves out releases whose `condition:` is false or that say `installed: false`:
+        // they are not installed, so not expected.
+        let expected = |s: &&ScannedRelease| s.condition.is_none() && s.installed != Some(false);
+        for s in scanned
+            .iter()
+            .filter(|s| s.file == file && !exclude.contains(&s.name))
+            .filter(expected)
+        {
             if !listed.contains(&s.name.as_str()) {
                 bail!(
                     "environment {environment}: `helmfile build` did not list release {} declared at {}:{}; it would \

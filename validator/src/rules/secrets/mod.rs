@@ -1,4 +1,5 @@
-//! Rule family: secrets. Private keys never enter the repository, its values, its policy or
+//! Rule family: secrets. Every TLS Secret the stack uses is produced by something the gate can
+//! see (`tls-secret-resolves`), and private keys never enter the repository, its values, its policy or
 //! what it renders (the README's promise); the gate enforces it without ever echoing a key.
 
 use super::{Rule, Scope};
@@ -6,10 +7,22 @@ use crate::finding::Severity;
 use serde_json::Value;
 
 mod private_key_in_render;
+mod tls_secret_resolves;
 
 pub const PRIVATE_KEY_IN_RENDER: &str = "private-key-in-render";
+pub const TLS_SECRET_RESOLVES: &str = "tls-secret-resolves";
 
-pub static RULES: &[Rule] = &[Rule {
+pub static RULES: &[Rule] = &[
+    Rule {
+        id: TLS_SECRET_RESOLVES,
+        family: "secrets",
+        severity: Severity::Error,
+        summary: "a workload mounts, or a Gateway listener references, a TLS Secret that nothing produces (not rendered, not written by a Certificate or the Gateway shim, not external)",
+        explain: include_str!("tls-secret-resolves.md"),
+        scope: Scope::Objects,
+        check: tls_secret_resolves::tls_secret_resolves,
+    },
+    Rule {
     id: PRIVATE_KEY_IN_RENDER,
     family: "secrets",
     severity: Severity::Error,
@@ -17,7 +30,8 @@ pub static RULES: &[Rule] = &[Rule {
     explain: include_str!("private-key-in-render.md"),
     scope: Scope::StateAndObjects,
     check: private_key_in_render::private_key_in_render,
-}];
+},
+];
 
 /// Longest string inspected for base64-wrapped key material (larger values are still searched
 /// for a PEM header, but not decoded).
