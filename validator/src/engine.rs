@@ -24,6 +24,8 @@ pub struct CheckArgs {
     pub chart_mirror: Option<PathBuf>,
     pub manifests: Option<String>,
     pub policy: Option<PathBuf>,
+    /// Namespace of `--manifests` objects that name none (`--namespace`, default `default`).
+    pub namespace: Option<String>,
     pub no_cache: bool,
     pub deny: Vec<String>,
     pub warn: Vec<String>,
@@ -107,7 +109,12 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
 
     let (mut findings, environments) = match &args.manifests {
         Some(path) => {
-            let docs = read_manifests(path, "")?;
+            let mut docs = read_manifests(path, "")?;
+            // Namespace-less objects go where kubectl would put them: `--namespace` (default `default`).
+            let ns = args.namespace.clone().unwrap_or_else(|| "default".to_string());
+            for d in &mut docs {
+                d.default_namespace = Some(ns.clone());
+            }
             if docs.is_empty() {
                 bail!("--manifests {path}: no Kubernetes objects to validate (empty input)");
             }
@@ -251,6 +258,7 @@ fn build_graph(
 ) -> Graph {
     let mut objects = Vec::with_capacity(docs.len());
     let mut templates = templates;
+    let scopes = crate::scope::Scopes::new(docs.iter().map(|d| &d.body), policy, env);
     for d in docs {
         let mut prov = d.prov;
         if prov.template_text.is_none() {
@@ -264,7 +272,9 @@ fn build_graph(
                 }
             }
         }
-        if let Some(o) = Object::from_value(d.body, d.default_namespace.as_deref(), prov) {
+        let fallback = d.default_namespace.clone();
+        if let Some(mut o) = Object::from_value(d.body, fallback.as_deref(), prov) {
+            crate::scope::place(&mut o, &scopes, fallback.as_deref());
             objects.push(o);
         }
     }

@@ -14,6 +14,7 @@ pub mod render;
 pub mod report;
 pub mod router;
 pub mod rules;
+pub mod scope;
 pub mod sink;
 pub mod stack;
 #[cfg(test)]

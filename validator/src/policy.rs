@@ -63,6 +63,11 @@ pub struct Settings {
     /// Environments where images must carry a digest (`@sha256:`); `"*"` for all.
     #[serde(default)]
     pub require_image_digests: Vec<String>,
+    /// Scopes of custom kinds whose CustomResourceDefinition the stack does not render
+    /// (`cert-manager.io/Certificate: Namespaced`, `gateway.networking.k8s.io/GatewayClass:
+    /// Cluster`); built-in kinds are known and cannot be re-declared.
+    #[serde(default)]
+    pub kind_scopes: std::collections::BTreeMap<String, KindScope>,
     /// Rules that may never be waived, in addition to the built-in `DEFAULT_NEVER_WAIVE`.
     #[serde(default = "default_never_waive")]
     pub never_waive: Vec<String>,
@@ -79,6 +84,7 @@ impl Default for Settings {
             allowed_chart_repositories: Vec::new(),
             allowed_image_registries: Vec::new(),
             require_image_digests: Vec::new(),
+            kind_scopes: Default::default(),
             never_waive: default_never_waive(),
         }
     }
@@ -94,6 +100,13 @@ impl Settings {
     pub fn digests_required(&self, environment: &str) -> bool {
         self.require_image_digests.iter().any(|e| e == "*" || e == environment)
     }
+}
+
+/// A CustomResourceDefinition's `spec.scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum KindScope {
+    Namespaced,
+    Cluster,
 }
 
 #[derive(Debug, Clone, Deserialize)]
