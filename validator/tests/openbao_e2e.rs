@@ -8,7 +8,6 @@
 //!
 //! Needs `bao`, `helm` and `helmfile`: `<repo>/.tools/bin` (installed by ./ci/setup) or PATH.
 
-mod probe_support;
 mod support;
 use support::{repo, tool};
 
@@ -20,9 +19,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use nvcf_validate::pki;
-use probe_support::*;
 use rcgen::{CertificateParams, DistinguishedName, ExtendedKeyUsagePurpose, KeyPair, SanType};
 use serde_json::Value;
+use support::probe::*;
 use tempfile::TempDir;
 
 // ------------------------------------------------------------------ tools and the repository
@@ -661,7 +660,7 @@ fn openbao_pki_end_to_end() {
         let other = write(
             work.path(),
             "other-root.pem",
-            &probe_support::root("unrelated root").pem,
+            &support::probe::root("unrelated root").pem,
         );
         assert_refused(
             &probe(proto, &addr, &name, &other, &["--timeout", "10s"]),

@@ -191,9 +191,8 @@ mod tests {
 
     #[test]
     fn fixtures_fire_and_stay_silent() {
-        every_object_rule_has_fixtures("pinning", RULES);
-        for (stem, findings) in check_family("pinning", RULES) {
-            insta::assert_json_snapshot!(stem, findings);
+        for run in check_fixtures("pinning", RULES, Silent::Family) {
+            insta::assert_json_snapshot!(run.stem, run.findings);
         }
     }
 
