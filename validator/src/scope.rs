@@ -153,16 +153,15 @@ impl Scopes {
 pub fn place(o: &mut crate::graph::Object, scopes: &Scopes, fallback: Option<&str>) {
     match scopes.cluster_scoped(o.group(), &o.kind) {
         Some(true) => o.namespace = None,
-        Some(false) => {
-            if o.namespace.is_none() {
-                o.namespace = o
-                    .body
-                    .pointer("/metadata/namespace")
-                    .and_then(Value::as_str)
-                    .or(fallback)
-                    .map(str::to_string);
-            }
+        Some(false) if o.namespace.is_none() => {
+            o.namespace = o
+                .body
+                .pointer("/metadata/namespace")
+                .and_then(Value::as_str)
+                .or(fallback)
+                .map(str::to_string);
         }
+        Some(false) => {}
         None => {}
     }
 }
