@@ -304,6 +304,26 @@ mod tests {
     }
 
     #[test]
+    fn externals_keep_their_environment_so_environment_waivers_match_them() {
+        let p = policy(
+            "externals:\n- {apiVersion: v1, kind: Secret, namespace: nvcf, name: router-tls, environments: [customer-secret]}\n\
+             waivers:\n- {rule: tls-secret-one-owner, target: {environment: customer-secret, name: router-tls}, reason: r, expires: 2027-01-01}\n",
+        );
+        let mut g = crate::graph::Graph::new("customer-secret", Vec::new());
+        p.add_externals(&mut g);
+        let ext = g.objects.iter().find(|o| o.prov.external).expect("external added");
+        assert_eq!(ext.prov.environment, "customer-secret");
+        let f = Finding::object("tls-secret-one-owner", ext, "m");
+        assert_eq!(f.environment.as_deref(), Some("customer-secret"));
+        let out = apply(vec![f], &p, &Overrides::default(), date!(2026 - 11 - 29));
+        assert_eq!(out[0].waived.as_deref(), Some("r"), "{out:#?}");
+        // The external exists only where the policy says.
+        let mut other = crate::graph::Graph::new("default", Vec::new());
+        p.add_externals(&mut other);
+        assert!(other.objects.is_empty());
+    }
+
+    #[test]
     fn waiver_needs_reason_and_expiry() {
         let e = Policy::parse(
             "waivers:\n- {rule: image-pinned, target: {environment: d}, expires: 2027-01-01}\n",

@@ -15,6 +15,9 @@ mod chart_source_allowed;
 mod chart_version_pinned;
 mod image_pinned;
 
+#[cfg(test)]
+mod behaviours;
+
 pub static RULES: &[Rule] = &[
     Rule {
         id: CHART_VERSION_PINNED,
