@@ -329,7 +329,10 @@ mod tests {
         assert!(!is_valid_reference(""));
         assert!(!is_valid_reference("a..example.com"));
         assert!(!is_valid_reference(".example.com"));
-        assert!(is_valid_reference("example.com."), "a trailing dot is a reference's root");
+        assert!(
+            is_valid_reference("example.com."),
+            "a trailing dot is a reference's root"
+        );
         // Hyphens.
         assert!(!is_valid_reference("router-.example.com"));
         assert!(!is_valid_reference("example.co-"));

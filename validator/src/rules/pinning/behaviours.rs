@@ -66,13 +66,23 @@ fn a_direct_url_chart_must_be_listed() {
     r.version = Some("1.0.0".into());
     let st = state(vec![r], vec![]);
     let run = |p: &Policy| run_state(rule(CHART_SOURCE_ALLOWED), &st, &crate::stack::Stack::default(), p, &[]);
-    let unlisted = run(&policy("settings: {allowedChartRepositories: [https://charts.example.com/other]}\n"));
+    let unlisted = run(&policy(
+        "settings: {allowedChartRepositories: [https://charts.example.com/other]}\n",
+    ));
     assert_eq!(unlisted.len(), 1, "{unlisted:#?}");
-    assert!(unlisted[0].message.contains("not under the policy's allowedChartRepositories"));
-    assert!(run(&policy("settings: {allowedChartRepositories: [https://charts.example.com/stable]}\n")).is_empty());
+    assert!(unlisted[0]
+        .message
+        .contains("not under the policy's allowedChartRepositories"));
+    assert!(run(&policy(
+        "settings: {allowedChartRepositories: [https://charts.example.com/stable]}\n"
+    ))
+    .is_empty());
     // A listed prefix is a path prefix, not a string prefix.
     assert_eq!(
-        run(&policy("settings: {allowedChartRepositories: [https://charts.example.com/sta]}\n")).len(),
+        run(&policy(
+            "settings: {allowedChartRepositories: [https://charts.example.com/sta]}\n"
+        ))
+        .len(),
         1
     );
 }
@@ -90,7 +100,12 @@ fn a_lock_entry_must_name_the_oci_release_s_chart_and_repository() {
         r.version = Some("v1.19.1".into());
         r
     };
-    let stack = lock(&[("cert-manager", "cert-manager", "oci://quay.io/jetstack/charts", "v1.19.1")]);
+    let stack = lock(&[(
+        "cert-manager",
+        "cert-manager",
+        "oci://quay.io/jetstack/charts",
+        "v1.19.1",
+    )]);
     let run = |r: Release| {
         let st = state(vec![r], vec![]);
         run_state(rule(CHART_DIGEST_PINNED), &st, &stack, &Policy::default(), &[])
@@ -98,8 +113,16 @@ fn a_lock_entry_must_name_the_oci_release_s_chart_and_repository() {
     assert!(run(oci("oci://quay.io/jetstack/charts/cert-manager")).is_empty());
     let other_chart = run(oci("oci://quay.io/jetstack/charts/cert-manager-fork"));
     assert_eq!(other_chart.len(), 1, "{other_chart:#?}");
-    assert!(other_chart[0].message.contains("pins chart `cert-manager`"), "{}", other_chart[0].message);
+    assert!(
+        other_chart[0].message.contains("pins chart `cert-manager`"),
+        "{}",
+        other_chart[0].message
+    );
     let other_repo = run(oci("oci://ghcr.io/evil/charts/cert-manager"));
     assert_eq!(other_repo.len(), 1, "{other_repo:#?}");
-    assert!(other_repo[0].message.contains("pins repository"), "{}", other_repo[0].message);
+    assert!(
+        other_repo[0].message.contains("pins repository"),
+        "{}",
+        other_repo[0].message
+    );
 }

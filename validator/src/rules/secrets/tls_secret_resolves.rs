@@ -59,9 +59,46 @@ const HELP: &str = "render it (a cert-manager Certificate with this secretName),
                     customer creates it, declare it under `externals:` in the policy (kind Secret, its namespace \
                     and name, type kubernetes.io/tls, and its public tls.crt chain)";
 
+/// A Secret's public `tls.crt` (rendered, or given with a declared external) that does not parse
+/// leaves the chain and SAN rules nothing to judge: reported, never skipped. The message names
+/// the PEM block and the reason, never its content.
+fn unreadable_chains(g: &Graph) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for s in g.of("", "Secret") {
+        let Some(raw) = s.str_at("/data/tls.crt").or_else(|| s.str_at("/stringData/tls.crt")) else {
+            continue;
+        };
+        let problem = match crate::pki::pem_text_of(raw) {
+            None => "is neither PEM nor base64 of PEM".to_string(),
+            Some(pem) => match crate::pki::parse_bundle(&pem) {
+                Ok(_) => continue,
+                Err(e) => e.to_string(),
+            },
+        };
+        let origin = if s.prov.external {
+            " (declared external in the policy)"
+        } else {
+            ""
+        };
+        out.push(
+            Finding::object_at(
+                TLS_SECRET_RESOLVES,
+                s,
+                "tls.crt",
+                format!(
+                    "{}{origin}: its public tls.crt cannot be read ({problem}), so the certificate it serves cannot be judged",
+                    s.display()
+                ),
+            )
+            .with_help("give the Secret's public chain as PEM CERTIFICATE blocks (leaf first), or leave tls.crt out"),
+        );
+    }
+    out
+}
+
 pub(super) fn tls_secret_resolves(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
-    let mut out = Vec::new();
+    let mut out = unreadable_chains(g);
     for obj in g.objects.iter().filter(|o| !o.prov.external) {
         if let Some(pod) = obj.pod_spec() {
             for vol in items(pod, "/volumes") {
@@ -160,6 +197,32 @@ mod tests {
             "{}",
             msgs[2]
         );
+    }
+
+    #[test]
+    fn an_external_chain_that_does_not_parse_is_a_finding() {
+        let pod = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: nvcf}\n";
+        for (crt, fires) in [
+            (
+                "-----BEGIN CERTIFICATE-----\\nbm90IGEgY2VydA==\\n-----END CERTIFICATE-----\\n",
+                true,
+            ),
+            ("not pem at all", true),
+        ] {
+            let p = Policy::parse(
+                &format!("externals:\n- {{apiVersion: v1, kind: Secret, namespace: nvcf, name: s, type: kubernetes.io/tls, data: {{tls.crt: \"{crt}\"}}}}\n"),
+                "p.yaml",
+            )
+            .unwrap();
+            let g = crate::testkit::with_externals(crate::testkit::graph("e", pod), &p);
+            let f = tls_secret_resolves(&crate::testkit::ctx(&g, &p));
+            assert_eq!(!f.is_empty(), fires, "{crt}: {f:#?}");
+            assert!(
+                f[0].message.contains("declared external") && f[0].message.contains("cannot be read"),
+                "{}",
+                f[0].message
+            );
+        }
     }
 
     #[test]
