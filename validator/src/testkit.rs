@@ -4,8 +4,8 @@
 
 use crate::finding::{Finding, Severity};
 use crate::graph::{Graph, Object, Provenance};
+use crate::model::ReleaseStatus;
 use crate::policy::Policy;
-use crate::render::ReleaseStatus;
 use crate::rules::{Ctx, Rule, Scope};
 use crate::stack::{ChartRef, EnvState, Release, Repository, Stack};
 use serde_json::Value;

@@ -18,8 +18,8 @@ pub mod secrets;
 
 use crate::finding::{Finding, Severity};
 use crate::graph::Graph;
+use crate::model::ReleaseStatus;
 use crate::policy::Policy;
-use crate::render::ReleaseStatus;
 use crate::stack::{EnvState, Stack};
 
 /// What a rule looks at.
