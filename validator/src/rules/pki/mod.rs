@@ -19,6 +19,7 @@ mod certificate_renewal_window;
 mod certificate_server_auth;
 mod listeners;
 mod mounts;
+mod router_identity;
 mod san_covers_advertised_name;
 mod tls_mount_reloadable;
 mod tls_paths_consistent;
