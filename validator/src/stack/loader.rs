@@ -70,7 +70,7 @@ pub fn load_state(
         Some(d) => d,
         None => build(tools, entry, environment, &exclude).map_err(|e| online_hint(e, scanned, opts))?,
     };
-    crate::render::complete::check_build_complete(&docs, scanned, &exclude, environment)?;
+    crate::render::complete::check_build_complete(&docs, scanned, &exclude, environment, entry)?;
     let mut state = env_state(environment, &docs, root, entry);
     add_scanned(&mut state, scanned, &docs, root);
     Ok((docs, state, exclude))
