@@ -232,7 +232,7 @@ impl OpenBaoRole {
 /// `role.json` that is not a JSON object, or no `issuer` to say which issuer it signs for.
 fn unreadable_roles(g: &Graph) -> Vec<Finding> {
     let mut out = Vec::new();
-    for cm in g.of_kind("ConfigMap").filter(|cm| cm.name == ROLE_CONFIGMAP) {
+    for cm in g.of_kind("ConfigMap").filter(|cm| is_role_configmap(cm)) {
         let problem = match cm.str_at("/data/role.json").map(serde_json::from_str::<Value>) {
             None => Some("has no data key `role.json`".to_string()),
             Some(Err(e)) => Some(format!(
@@ -266,7 +266,7 @@ fn unreadable_roles(g: &Graph) -> Vec<Finding> {
 
 fn openbao_roles(g: &Graph) -> Vec<(&Object, OpenBaoRole)> {
     g.of_kind("ConfigMap")
-        .filter(|cm| cm.name == ROLE_CONFIGMAP)
+        .filter(|cm| is_role_configmap(cm))
         .filter_map(|cm| {
             let params: Value = serde_json::from_str(cm.str_at("/data/role.json")?).ok()?;
             let issuer = cm.str_at("/data/issuer")?.trim();

@@ -144,6 +144,33 @@ const FP_ANNOTATION: &str = "nvcf.io/trust-bundle-fingerprint";
 const TRUST_BUNDLE: &str = "nvcf-trust-bundle";
 const WORKER_PROFILE: &str = "nvcf-worker-profile";
 const ROLE_CONFIGMAP: &str = "openbao-pki-role";
+/// Label naming a contract object's role, so a contract ConfigMap is found by its role as well as
+/// by its contract name (values `trust-bundle`, `worker-profile`, `openbao-pki-role`).
+const CONTRACT_LABEL: &str = "nvcf.io/contract";
+
+/// Whether `o` is the ConfigMap playing the contract role `role` (contract name `name`).
+fn is_contract(o: &Object, name: &str, role: &str) -> bool {
+    o.kind == "ConfigMap"
+        && o.group().is_empty()
+        && (o.name == name
+            || o.body
+                .pointer("/metadata/labels")
+                .and_then(|l| l.get(CONTRACT_LABEL))
+                .and_then(Value::as_str)
+                == Some(role))
+}
+
+fn is_trust_bundle(o: &Object) -> bool {
+    is_contract(o, TRUST_BUNDLE, "trust-bundle")
+}
+
+fn is_worker_profile(o: &Object) -> bool {
+    is_contract(o, WORKER_PROFILE, "worker-profile")
+}
+
+fn is_role_configmap(o: &Object) -> bool {
+    is_contract(o, ROLE_CONFIGMAP, "openbao-pki-role")
+}
 
 fn ns_of(o: &Object) -> &str {
     o.namespace.as_deref().unwrap_or("default")
