@@ -1,8 +1,10 @@
 //! What the integration tests share: where the repository and the pinned tools are, copying
-//! fixture stacks, and (`probe`) loopback TLS/QUIC servers with test identities. Each test file
+//! fixture stacks, (`probe`) loopback TLS/QUIC servers with test identities, and (`openbao`) the
+//! rendered OpenBao/PKI parts of an environment. Each test file
 //! includes it with `mod support;`, so not every file uses all of it.
 #![allow(dead_code)]
 
+pub mod openbao;
 pub mod probe;
 
 use std::path::{Path, PathBuf};

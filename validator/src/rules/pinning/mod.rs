@@ -255,6 +255,7 @@ mod tests {
                 chart: chart.to_string(),
                 repository: repository.to_string(),
                 version: version.to_string(),
+                app_version: None,
                 sha256: SHA.into(),
             })
             .collect();

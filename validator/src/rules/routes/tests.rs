@@ -333,7 +333,7 @@ fn external_gateway_with_declared_listeners_completes_the_contract() {
     name: nvcf-gateway
     spec:
       listeners:
-        - {name: worker-grpc, protocol: HTTPS, port: 443, hostname: grpc.nvcf.example.com, allowedRoutes: {namespaces: {from: All}}}
+        - {name: worker-grpc, protocol: HTTPS, port: 443, hostname: "*.nvcf.example.com", allowedRoutes: {namespaces: {from: All}}}
         - {name: worker-quic, protocol: UDP, port: 50072, allowedRoutes: {namespaces: {from: All}}}
 "#,
     );
