@@ -81,6 +81,9 @@ pub struct EnvReport {
     pub objects: usize,
     /// Why helmfile could not render this environment, when state findings explain it.
     pub render_error: Option<String>,
+    /// Schema coverage (`schema-valid`): kinds without a schema; `None` when the rule is off or
+    /// the environment was not rendered.
+    pub schema_coverage: Option<crate::schema::Coverage>,
 }
 
 #[derive(Debug, Clone)]
@@ -113,4 +116,6 @@ impl Report {
 pub struct Options {
     pub offline: bool,
     pub chart_mirror: Option<PathBuf>,
+    /// The chart lock file beside the entry state (the policy's `settings.lockFile`).
+    pub lock_file: String,
 }

@@ -30,9 +30,10 @@ pub fn render(report: &Report) -> String {
                 cell(f.environment.as_deref().unwrap_or("-")),
                 cell(&super::object_label(f).unwrap_or_else(|| "-".into())),
                 cell(&super::location(f)),
-                cell(&match &f.waived {
-                    Some(w) => format!("{} — waived: {w}", f.message),
-                    None => f.message.clone(),
+                cell(&match (&f.waived, super::related_brief(f)) {
+                    (Some(w), _) => format!("{} — waived: {w}", f.message),
+                    (None, Some(r)) => format!("{} ({r})", f.message),
+                    (None, None) => f.message.clone(),
                 })
             );
         }
@@ -55,6 +56,32 @@ pub fn render(report: &Report) -> String {
                 cell(&r.chart),
                 cell(r.version.as_deref().unwrap_or("-")),
                 cell(r.reason.as_deref().unwrap_or("-"))
+            );
+        }
+        out.push_str("\n</details>\n");
+    }
+    let uncovered: Vec<_> = report
+        .environments
+        .iter()
+        .flat_map(|e| {
+            e.schema_coverage
+                .iter()
+                .flat_map(move |c| c.without_schema.iter().map(move |k| (e, k)))
+        })
+        .collect();
+    if !uncovered.is_empty() {
+        out.push_str(
+            "<details><summary>Kinds without a schema (not schema-validated)</summary>\n\n\
+             | environment | apiVersion | kind | objects |\n|---|---|---|---|\n",
+        );
+        for (e, k) in uncovered {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                cell(&e.name),
+                cell(&k.api_version),
+                cell(&k.kind),
+                k.objects
             );
         }
         out.push_str("\n</details>\n");

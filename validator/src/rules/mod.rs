@@ -14,6 +14,7 @@ pub mod pki;
 pub mod policy;
 pub mod render;
 pub mod routes;
+pub mod schema;
 pub mod secrets;
 
 use crate::finding::{Finding, Severity};
@@ -71,6 +72,8 @@ pub struct Ctx<'a> {
     pub status: &'a [ReleaseStatus],
     /// The moment certificates are judged at (expiry).
     pub now: time::OffsetDateTime,
+    /// Kubernetes and CRD schemas (`schema-valid`); `None` when schema validation is off.
+    pub schemas: Option<&'a crate::schema::SchemaSet>,
 }
 
 /// Every rule, in catalog order.
@@ -83,6 +86,7 @@ pub fn registry() -> Vec<&'static Rule> {
         .chain(routes::RULES)
         .chain(render::RULES)
         .chain(secrets::RULES)
+        .chain(schema::RULES)
         .chain(policy::RULES)
         .collect()
 }

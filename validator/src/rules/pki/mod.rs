@@ -13,12 +13,12 @@
 //! One file per rule (its check and unit tests) with its explain text beside it as markdown; the
 //! identity model and small readers are here, mounts, bundles and listeners in their own files.
 
-mod bundles;
+pub(crate) mod bundles;
 mod certificate_issuer_resolves;
 mod certificate_renewal_window;
 mod certificate_server_auth;
 mod listeners;
-mod mounts;
+pub(crate) mod mounts;
 mod router_identity;
 mod san_covers_advertised_name;
 mod tls_mount_reloadable;
@@ -26,6 +26,7 @@ mod tls_paths_consistent;
 mod trust_bundle_fingerprint;
 mod trust_bundle_valid;
 mod vault_issuer_secure;
+mod vault_token_static;
 use bundles::*;
 use listeners::*;
 use mounts::*;
@@ -89,12 +90,21 @@ pub static RULES: &[Rule] = &[
         id: "vault-issuer-secure",
         family: "pki",
         severity: Severity::Error,
-        summary:
-            "a Vault issuer is not https, has no CA bundle, does not use a `/sign/` path, or authenticates with a \
-                  static token instead of a ServiceAccount",
+        summary: "a Vault issuer is not https, has no CA bundle, does not use a `/sign/` path, or authenticates with \
+                  something other than a ServiceAccount (a static token is vault-token-static's finding)",
         explain: include_str!("vault-issuer-secure.md"),
         scope: Scope::Objects,
         check: vault_issuer_secure::check_vault,
+    },
+    Rule {
+        id: "vault-token-static",
+        family: "pki",
+        severity: Severity::Error,
+        summary: "something authenticates to OpenBao/Vault with a static token from a Secret or env (BAO_TOKEN, \
+                  VAULT_TOKEN, tokenSecretRef); a warning when the token is optional (one-time bootstrap)",
+        explain: include_str!("vault-token-static.md"),
+        scope: Scope::Objects,
+        check: vault_token_static::check_token,
     },
     Rule {
         id: "trust-bundle-valid",
@@ -140,10 +150,10 @@ pub static RULES: &[Rule] = &[
 
 const CM: &str = "cert-manager.io";
 const GW: &str = "gateway.networking.k8s.io";
-const FP_ANNOTATION: &str = "nvcf.io/trust-bundle-fingerprint";
+pub(crate) const FP_ANNOTATION: &str = "nvcf.io/trust-bundle-fingerprint";
 const TRUST_BUNDLE: &str = "nvcf-trust-bundle";
-const WORKER_PROFILE: &str = "nvcf-worker-profile";
-const ROLE_CONFIGMAP: &str = "openbao-pki-role";
+pub(crate) const WORKER_PROFILE: &str = "nvcf-worker-profile";
+pub(crate) const ROLE_CONFIGMAP: &str = "openbao-pki-role";
 /// Label naming a contract object's role, so a contract ConfigMap is found by its role as well as
 /// by its contract name (values `trust-bundle`, `worker-profile`, `openbao-pki-role`).
 const CONTRACT_LABEL: &str = "nvcf.io/contract";
