@@ -13,7 +13,11 @@ fn run(format: &str) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let policy = tmp.path().join("policy.yaml");
     // The fixture's registries are listed: an empty allow-list allows nothing.
-    std::fs::write(&policy, "version: 1\nsettings: {allowedImageRegistries: [nvcr.io/nvidia, quay.io]}\n").unwrap();
+    std::fs::write(
+        &policy,
+        "version: 1\nsettings: {allowedImageRegistries: [nvcr.io/nvidia, quay.io]}\n",
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
         .args(["check", "--manifests"])
         .arg(repo().join(FIXTURE))
