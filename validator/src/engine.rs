@@ -26,6 +26,8 @@ pub struct CheckArgs {
     pub chart_mirror: Option<PathBuf>,
     pub manifests: Option<String>,
     pub policy: Option<PathBuf>,
+    /// Namespace of `--manifests` objects that name none (`--namespace`, default `default`).
+    pub namespace: Option<String>,
     pub no_cache: bool,
     pub deny: Vec<String>,
     pub warn: Vec<String>,
@@ -63,7 +65,10 @@ fn load_policy(args: &CheckArgs) -> Result<Policy> {
         };
         return Policy::load(&candidate, &display);
     }
-    Ok(Policy::default())
+    Ok(Policy {
+        missing: Some(candidate.display().to_string()),
+        ..Policy::default()
+    })
 }
 
 pub fn check(args: &CheckArgs) -> Result<Report> {
@@ -113,7 +118,12 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
 
     let (mut findings, environments, graphs) = match &args.manifests {
         Some(path) => {
-            let docs = read_manifests(path, "")?;
+            let mut docs = read_manifests(path, "")?;
+            // Namespace-less objects go where kubectl would put them: `--namespace` (default `default`).
+            let ns = args.namespace.clone().unwrap_or_else(|| "default".to_string());
+            for d in &mut docs {
+                d.default_namespace = Some(ns.clone());
+            }
             if docs.is_empty() {
                 bail!("--manifests {path}: no Kubernetes objects to validate (empty input)");
             }
@@ -149,22 +159,36 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
             check_stack(&stack, renders, &policy, now, schemas.as_ref())?
         }
     };
+    findings.extend(rules::policy::settings_findings(&policy));
     findings = sink::apply(findings, &policy, &overrides, now.date());
     // A render failure is a finding's consequence only while an unwaived error of a state rule
     // stands in that environment (after -A/-W, severities and waivers); otherwise the gate could
     // not validate the environment and says so.
+    // The same holds for an environment that rendered no object at all: nothing was judged, so
+    // it can never pass.
     let mut unexplained = Vec::new();
     for env in &environments {
-        if let Some(err) = &env.render_error {
-            let explained = findings.iter().any(|f| {
+        let explained = || {
+            findings.iter().any(|f| {
                 f.environment.as_deref() == Some(env.name.as_str())
                     && f.waived.is_none()
                     && f.sev() == Severity::Error
                     && rules::find(f.rule).is_some_and(|r| r.scope != Scope::Objects)
-            });
-            if !explained {
+            })
+        };
+        if let Some(err) = &env.render_error {
+            if !explained() {
                 unexplained.push(format!("environment {}: {err}", env.name));
             }
+        } else if args.manifests.is_none() && env.objects == 0 && !explained() {
+            let installed = env.releases.iter().filter(|r| r.installed).count();
+            let rendered = env.releases.iter().filter(|r| r.installed && r.rendered).count();
+            bail!(
+                "environment {}: rendered no objects ({rendered} of {installed} installed releases rendered), so \
+                 nothing was validated; switch on the templates of its releases, render the remote ones \
+                 (--chart-mirror DIR, or online), or leave the environment out with --environment",
+                env.name
+            );
         }
     }
     // Every environment that failed is named (the others were loaded and checked all the same).
@@ -281,6 +305,7 @@ fn build_graph(
 ) -> Graph {
     let mut objects = Vec::with_capacity(docs.len());
     let mut templates = templates;
+    let scopes = crate::scope::Scopes::new(docs.iter().map(|d| &d.body), policy, env);
     for d in docs {
         let mut prov = d.prov;
         if prov.template_text.is_none() {
@@ -294,7 +319,9 @@ fn build_graph(
                 }
             }
         }
-        if let Some(o) = Object::from_value(d.body, d.default_namespace.as_deref(), prov) {
+        let fallback = d.default_namespace.clone();
+        if let Some(mut o) = Object::from_value(d.body, fallback.as_deref(), prov) {
+            crate::scope::place(&mut o, &scopes, fallback.as_deref());
             objects.push(o);
         }
     }

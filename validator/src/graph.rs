@@ -5,26 +5,6 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Kinds that are cluster-scoped: they never get their release's namespace.
-pub const CLUSTER_SCOPED: &[&str] = &[
-    "Namespace",
-    "ClusterRole",
-    "ClusterRoleBinding",
-    "CustomResourceDefinition",
-    "ClusterIssuer",
-    "GatewayClass",
-    "PersistentVolume",
-    "StorageClass",
-    "PriorityClass",
-    "ValidatingWebhookConfiguration",
-    "MutatingWebhookConfiguration",
-    "APIService",
-    "IngressClass",
-    "RuntimeClass",
-    "CSIDriver",
-    "VolumeAttachment",
-];
-
 pub use crate::model::Provenance;
 
 /// One Kubernetes object.
@@ -78,7 +58,9 @@ impl Object {
         let kind = body.get("kind")?.as_str()?.to_string();
         let meta = body.get("metadata")?;
         let name = meta.get("name")?.as_str()?.to_string();
-        let namespace = if CLUSTER_SCOPED.contains(&kind.as_str()) {
+        // Built-in cluster-scoped kinds never get a namespace; custom kinds get theirs from their
+        // CustomResourceDefinition in `engine` (`crate::scope`).
+        let namespace = if crate::scope::builtin(group_of(&api_version), &kind) == Some(true) {
             None
         } else {
             meta.get("namespace")
@@ -307,7 +289,7 @@ mod tests {
         .unwrap();
         assert_eq!(cm.namespace.as_deref(), Some("nvcf"));
         let ci = Object::from_value(
-            json!({"apiVersion":"cert-manager.io/v1","kind":"ClusterIssuer","metadata":{"name":"a","namespace":"x"}}),
+            json!({"apiVersion":"rbac.authorization.k8s.io/v1","kind":"ClusterRole","metadata":{"name":"a","namespace":"x"}}),
             Some("nvcf"),
             p,
         )
@@ -315,7 +297,7 @@ mod tests {
         assert_eq!(ci.namespace, None);
         let g = Graph::new("e", vec![cm.clone(), ci, cm]);
         assert!(g.get("", "ConfigMap", Some("nvcf"), "a").is_some());
-        assert!(g.get("cert-manager.io", "ClusterIssuer", None, "a").is_some());
+        assert!(g.get("rbac.authorization.k8s.io", "ClusterRole", None, "a").is_some());
         assert_eq!(g.duplicates().count(), 1);
     }
 }

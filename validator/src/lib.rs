@@ -12,11 +12,13 @@ pub mod pipeline;
 pub mod pki;
 pub mod policy;
 pub mod probe;
+pub mod redact;
 pub mod render;
 pub mod report;
 pub mod router;
 pub mod rules;
 pub mod schema;
+pub mod scope;
 pub mod sink;
 pub mod stack;
 #[cfg(test)]

@@ -59,7 +59,10 @@ struct Check {
     /// Validate pre-rendered YAML (a file, a directory, or - for stdin) with the object rules.
     #[arg(long, value_name = "PATH|-")]
     manifests: Option<String>,
-    /// Policy file (default: validator-policy.yaml beside the state, if present).
+    /// Namespace of `--manifests` objects that name none, as `kubectl apply -n NS` would place them.
+    #[arg(long, short = 'n', value_name = "NS", default_value = "default")]
+    namespace: String,
+    /// Policy file (default: validator-policy.yaml beside the state; without one, strict defaults).
     #[arg(long)]
     policy: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "human")]
@@ -138,6 +141,7 @@ fn check(c: &Check) -> i32 {
             chart_mirror: c.chart_mirror.clone(),
             manifests: c.manifests.clone(),
             policy: c.policy.clone(),
+            namespace: Some(c.namespace.clone()),
             no_cache: c.no_cache,
             deny: c.deny.clone(),
             warn: c.warn.clone(),

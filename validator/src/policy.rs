@@ -10,13 +10,23 @@ use time::Date;
 
 pub const DEFAULT_POLICY_FILE: &str = "validator-policy.yaml";
 
-/// Rules that may never be waived unless the policy says otherwise.
-pub const DEFAULT_NEVER_WAIVE: &[&str] = &["insecure-flag", "plaintext-endpoint"];
+/// Rules that may never be waived or lowered, whatever the policy says: `settings.neverWaive`
+/// only adds to this list (a policy file is edited in the same pull requests it gates).
+pub const DEFAULT_NEVER_WAIVE: &[&str] = &["insecure-flag", "plaintext-endpoint", "private-key-in-render"];
+
+/// The allow-list entry that allows everything; the report shows it as a warning.
+pub const ALLOW_ALL: &str = "*";
 
 #[derive(Debug, Clone, Default)]
 pub struct Policy {
     /// Path of the policy file as given / found, `None` for the built-in default.
     pub file: Option<String>,
+    /// Where a policy file was looked for and not found (the strict defaults then apply, and the
+    /// report says so with a `policy-file-missing` finding).
+    pub missing: Option<String>,
+    /// Places in the policy file that hold private key material (path, what): reported as
+    /// `private-key-in-render` findings, never echoed.
+    pub key_places: Vec<(String, &'static str)>,
     pub settings: Settings,
     pub externals: Vec<External>,
     pub waivers: Vec<Waiver>,
@@ -43,16 +53,22 @@ pub struct Settings {
     #[serde(default)]
     pub gateway_api: GatewayApi,
     /// Allowed chart repositories (URL prefixes: `oci://quay.io/jetstack/charts`,
-    /// `https://openbao.github.io/openbao-helm`). Empty: any https/oci repository.
+    /// `https://openbao.github.io/openbao-helm`). Absent or empty: none; `"*"`: any (a warning).
     #[serde(default)]
     pub allowed_chart_repositories: Vec<String>,
-    /// Allowed image registries (`quay.io`, `nvcr.io`, `docker.io` …). Empty: any registry.
+    /// Allowed image registries (`quay.io`, `nvcr.io`, `docker.io` …). Absent or empty: none;
+    /// `"*"`: any (a warning).
     #[serde(default)]
     pub allowed_image_registries: Vec<String>,
     /// Environments where images must carry a digest (`@sha256:`); `"*"` for all.
     #[serde(default)]
     pub require_image_digests: Vec<String>,
-    /// Rules that may never be waived.
+    /// Scopes of custom kinds whose CustomResourceDefinition the stack does not render
+    /// (`cert-manager.io/Certificate: Namespaced`, `gateway.networking.k8s.io/GatewayClass:
+    /// Cluster`); built-in kinds are known and cannot be re-declared.
+    #[serde(default)]
+    pub kind_scopes: std::collections::BTreeMap<String, KindScope>,
+    /// Rules that may never be waived, in addition to the built-in `DEFAULT_NEVER_WAIVE`.
     #[serde(default = "default_never_waive")]
     pub never_waive: Vec<String>,
     /// Plain `http://` endpoints accepted anyway by `plaintext-endpoint`, each with a reason.
@@ -106,6 +122,7 @@ impl Default for Settings {
             allowed_chart_repositories: Vec::new(),
             allowed_image_registries: Vec::new(),
             require_image_digests: Vec::new(),
+            kind_scopes: Default::default(),
             never_waive: default_never_waive(),
             plaintext_allowed: Vec::new(),
             local_chart_roots: default_local_chart_roots(),
@@ -115,6 +132,12 @@ impl Default for Settings {
             require_schemas: Vec::new(),
         }
     }
+}
+
+/// Whether `list` (an allow-list of the policy) admits anything for which `entry_matches` holds.
+/// Absent or empty admits nothing; `"*"` admits everything.
+pub fn allow_list_admits(list: &[String], entry_matches: impl Fn(&str) -> bool) -> bool {
+    list.iter().any(|e| e.trim() == ALLOW_ALL || entry_matches(e))
 }
 
 impl Settings {
@@ -139,6 +162,13 @@ impl Settings {
             Some((g, k)) => g == group && (k == "*" || k == kind),
         })
     }
+}
+
+/// A CustomResourceDefinition's `spec.scope`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub enum KindScope {
+    Namespaced,
+    Cluster,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -291,9 +321,17 @@ impl Policy {
     }
 
     pub fn parse(text: &str, display: &str) -> Result<Policy> {
-        let raw: RawPolicy = crate::yaml::from_str(text).with_context(|| {
-            format!("{display}: not a valid policy (see `nvcf-validate explain` and the README's policy section)")
+        // The parser's message quotes the offending value, which may be a secret pasted into the
+        // wrong field: it is shown only through `redact::error_text`.
+        let raw: RawPolicy = crate::yaml::from_str(text).map_err(|e| {
+            anyhow::anyhow!(
+                "{display}: not a valid policy (see `nvcf-validate explain` and the README's policy section): {}",
+                crate::redact::error_text(&format!("{e:#}"))
+            )
         })?;
+        let key_places = crate::yaml::value(text)
+            .map(|v| crate::rules::secrets::key_places(&v, ""))
+            .unwrap_or_default();
         if let Some(v) = raw.version {
             if v != 1 {
                 bail!("{display}: unsupported policy version {v}; this validator understands version 1");
@@ -308,7 +346,10 @@ impl Policy {
                 .filter(|r| !r.trim().is_empty())
                 .with_context(|| format!("{display}: waiver #{n} has no `rule`"))?;
             if crate::rules::find(&rule).is_none() {
-                bail!("{display}: waiver #{n} names unknown rule `{rule}` (see `nvcf-validate rules`)");
+                bail!(
+                    "{display}: waiver #{n} names unknown rule `{}` (see `nvcf-validate rules`)",
+                    crate::redact::cap(&rule, 60)
+                );
             }
             let target = w.target.with_context(|| {
                 format!(
@@ -330,7 +371,10 @@ impl Policy {
             };
             let fmt = time::macros::format_description!("[year]-[month]-[day]");
             let expires = Date::parse(expires_text.trim(), &fmt).with_context(|| {
-                format!("{display}: waiver #{n} ({rule}): `expires: {expires_text}` is not a date (YYYY-MM-DD)")
+                format!(
+                    "{display}: waiver #{n} ({rule}): `expires` ({} characters) is not a date (YYYY-MM-DD)",
+                    expires_text.chars().count()
+                )
             })?;
             waivers.push(Waiver {
                 rule,
@@ -366,11 +410,16 @@ impl Policy {
         }
         for rule in raw.severity.keys() {
             if crate::rules::find(rule).is_none() {
-                bail!("{display}: `severity` names unknown rule `{rule}` (see `nvcf-validate rules`)");
+                bail!(
+                    "{display}: `severity` names unknown rule `{}` (see `nvcf-validate rules`)",
+                    crate::redact::cap(rule, 60)
+                );
             }
         }
         Ok(Policy {
             file: Some(display.to_string()),
+            missing: None,
+            key_places,
             settings: raw.settings.unwrap_or_default(),
             externals: raw.externals,
             waivers,
@@ -382,8 +431,10 @@ impl Policy {
         self.externals.iter().filter(move |e| e.applies_to(environment))
     }
 
+    /// Whether a waiver or a lowering override may touch `rule`: never for the built-in list,
+    /// nor for what the policy's `neverWaive` adds.
     pub fn may_waive(&self, rule: &str) -> bool {
-        !self.settings.never_waive.iter().any(|r| r == rule)
+        !DEFAULT_NEVER_WAIVE.contains(&rule) && !self.settings.never_waive.iter().any(|r| r == rule)
     }
 
     /// Add this policy's externals for the graph's environment to the graph, as objects with

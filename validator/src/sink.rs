@@ -71,6 +71,9 @@ pub fn apply(findings: Vec<Finding>, policy: &Policy, overrides: &Overrides, tod
             None => base,
         };
         f.severity = Some(sev);
+        // What reaches any report: no URL userinfo, no unbounded value.
+        f.message = crate::redact::message(&f.message);
+        f.help = f.help.as_deref().map(crate::redact::message);
         for (i, w) in policy.waivers.iter().enumerate() {
             if w.expires < today || !policy.may_waive(&w.rule) {
                 continue;
@@ -227,6 +230,97 @@ mod tests {
         let err = Overrides::new(&p, &[], &[], &["insecure-flag".into()]).unwrap_err();
         assert!(err.to_string().contains("may never be waived"), "{err}");
         assert!(Overrides::new(&p, &["no-such-rule".into()], &[], &[]).is_err());
+    }
+
+    #[test]
+    fn never_waive_only_adds_to_the_built_in_list() {
+        // A policy that empties neverWaive still cannot waive or lower the built-in rules.
+        let p = policy(
+            "settings: {neverWaive: []}\n\
+             waivers:\n\
+             - {rule: insecure-flag, target: {environment: d}, reason: r, expires: 2027-01-01}\n",
+        );
+        for rule in crate::policy::DEFAULT_NEVER_WAIVE {
+            assert!(!p.may_waive(rule), "{rule}");
+            assert!(Overrides::new(&p, &[], &[rule.to_string()], &[]).is_err(), "{rule}");
+        }
+        let out = apply(
+            vec![finding("insecure-flag", "d")],
+            &p,
+            &Overrides::default(),
+            date!(2026 - 11 - 29),
+        );
+        assert_eq!(out[0].waived, None);
+        assert_eq!(out[1].rule, prules::WAIVER_FORBIDDEN);
+        let o = Overrides::new(&p, &[], &[], &[]).unwrap();
+        assert!(o.get("insecure-flag").is_none());
+        // neverWaive adds rules.
+        let p = policy("settings: {neverWaive: [image-pinned]}\n");
+        assert!(!p.may_waive("image-pinned") && !p.may_waive("insecure-flag") && p.may_waive("object-one-owner"));
+    }
+
+    #[test]
+    fn waiver_on_its_expiry_day_still_waives_and_the_day_after_is_an_error() {
+        let p = policy("waivers:\n- {rule: image-pinned, target: {environment: d}, reason: r, expires: 2027-01-01}\n");
+        let on = apply(
+            vec![finding("image-pinned", "d")],
+            &p,
+            &Overrides::default(),
+            date!(2027 - 01 - 01),
+        );
+        assert_eq!(on.len(), 1, "{on:#?}");
+        assert_eq!(on[0].waived.as_deref(), Some("r"));
+        let after = apply(
+            vec![finding("image-pinned", "d")],
+            &p,
+            &Overrides::default(),
+            date!(2027 - 01 - 02),
+        );
+        assert_eq!(after[0].waived, None);
+        assert_eq!(
+            (after[1].rule, after[1].sev()),
+            (prules::WAIVER_EXPIRED, Severity::Error)
+        );
+        assert_eq!(count(&after).errors, 2);
+    }
+
+    #[test]
+    fn messages_leave_the_sink_redacted() {
+        let mut f = finding("plaintext-endpoint", "d");
+        f.message = format!("sets `BAO_ADDR=http://root:hunter2@openbao:8200/{}`", "x".repeat(500));
+        let out = apply(
+            vec![f],
+            &Policy::default(),
+            &Overrides::default(),
+            date!(2026 - 11 - 29),
+        );
+        assert!(!out[0].message.contains("hunter2"), "{}", out[0].message);
+        assert!(
+            out[0].message.contains("http://***@openbao:8200/"),
+            "{}",
+            out[0].message
+        );
+        assert!(out[0].message.len() < 300, "{}", out[0].message);
+    }
+
+    #[test]
+    fn externals_keep_their_environment_so_environment_waivers_match_them() {
+        let p = policy(
+            "externals:\n- {apiVersion: v1, kind: Secret, namespace: nvcf, name: router-tls, environments: [customer-secret]}\n\
+             waivers:\n- {rule: tls-secret-one-owner, target: {environment: customer-secret, name: router-tls}, reason: r, expires: 2027-01-01}\n",
+        );
+        let mut g = crate::graph::Graph::new("customer-secret", Vec::new());
+        p.add_externals(&mut g);
+        let ext = g.objects.iter().find(|o| o.prov.external).expect("external added");
+        assert_eq!(ext.prov.environment, "customer-secret");
+        let f = Finding::object("tls-secret-one-owner", ext, "m");
+        assert_eq!(f.environment.as_deref(), Some("customer-secret"));
+        let out = apply(vec![f], &p, &Overrides::default(), date!(2026 - 11 - 29));
+        assert_eq!(out[0].waived.as_deref(), Some("r"), "{out:#?}");
+        // The external exists only where the policy says.
+        let mut other = crate::graph::Graph::new("default", Vec::new());
+        p.add_externals(&mut other);
+        assert!(other.objects.is_empty());
     }
 
     #[test]

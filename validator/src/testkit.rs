@@ -15,6 +15,9 @@ use std::path::PathBuf;
 /// release `nvcf/fixture` and the namespace `nvcf` when it has none.
 pub fn graph(env: &str, yaml: &str) -> Graph {
     let docs = crate::yaml::documents(yaml).expect("fixture YAML parses");
+    // Custom kinds are placed with the scopes the fixtures' default policy declares, as the
+    // engine places them with the run's policy.
+    let scopes = crate::scope::Scopes::new(docs.iter().map(|d| &d.value), &default_fixture_policy(), env);
     let text: std::sync::Arc<str> = yaml.into();
     let objects = docs
         .into_iter()
@@ -29,10 +32,18 @@ pub fn graph(env: &str, yaml: &str) -> Graph {
                 template_text: Some(text.clone()),
                 external: false,
             };
-            Object::from_value(d.value, Some("nvcf"), prov)
+            let mut o = Object::from_value(d.value, Some("nvcf"), prov)?;
+            crate::scope::place(&mut o, &scopes, Some("nvcf"));
+            Some(o)
         })
         .collect();
     Graph::new(env, objects)
+}
+
+/// `tests/fixtures/policy/default.yaml`: the policy of fixtures without their own.
+pub fn default_fixture_policy() -> Policy {
+    let default = fixture_dir("policy").join("default.yaml");
+    Policy::load(&default, "policy/default.yaml").expect("tests/fixtures/policy/default.yaml parses")
 }
 
 /// Add the policy's externals for `env` to a graph, as the engine does.
@@ -70,7 +81,7 @@ pub fn run_fixture(family: &str, stem: &str, rules: &[Rule]) -> Vec<Finding> {
     let policy = if pfile.exists() {
         Policy::load(&pfile, &format!("policy/{stem}.yaml")).expect("fixture policy parses")
     } else {
-        Policy::default()
+        default_fixture_policy()
     };
     let g = with_externals(graph("fixture", &text), &policy);
     let ctx = ctx(&g, &policy);

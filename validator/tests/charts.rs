@@ -803,6 +803,20 @@ macro_rules! guard {
     };
 }
 
+// nvcf-pki: the contract ConfigMaps cannot be renamed (the validator and workers find them by name).
+guard!(
+    pki_refuses_renamed_trust_bundle,
+    "nvcf-pki",
+    ["--set", "trustBundle.configMapName=ca-bundle"],
+    "nvcf-trust-bundle"
+);
+guard!(
+    pki_refuses_renamed_worker_profile,
+    "nvcf-pki",
+    ["--set", "workerProfile.configMapName=profile"],
+    "nvcf-worker-profile"
+);
+
 // request-router
 guard!(router_refuses_pki_off, "request-router", ["--set", "tls.enabled=false"],
     "request-router: tls.enabled=false would run the router without TLS (the reference stack fell back to --quic-insecure); keep tls.enabled=true and set tls.secretName to the Secret from nvcf-pki");

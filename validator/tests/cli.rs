@@ -489,6 +489,11 @@ fn chart_mirror_renders_only_matching_tarballs() {
     let original = std::fs::read_to_string(&lock)
         .unwrap()
         .replace("oci://registry.invalid/charts", "https://charts.invalid/upstream");
+    let policy = d.path().join("validator-policy.yaml");
+    let listed = std::fs::read_to_string(&policy)
+        .unwrap()
+        .replace("oci://registry.invalid/charts", "https://charts.invalid/upstream");
+    std::fs::write(&policy, listed).unwrap();
     std::fs::write(&lock, original.replace(&"0".repeat(64), &sha)).unwrap();
     let r = check(
         d.path(),
@@ -559,7 +564,7 @@ fn waivers_valid_expired_unused_forbidden() {
     let d = stack_copy();
     std::fs::write(
         d.path().join("validator-policy.yaml"),
-        "version: 1\nwaivers:\n\
+        "version: 1\nsettings: {allowedChartRepositories: [oci://registry.invalid/charts], allowedImageRegistries: [registry.example.com]}\nwaivers:\n\
          - rule: image-pinned\n  target: {environment: default, kind: Deployment, namespace: apps, name: web}\n  reason: web image is rebuilt nightly until TICKET-1 lands\n  expires: 2027-01-31\n\
          - rule: image-pinned\n  target: {environment: prod}\n  reason: old exception\n  expires: 2026-10-01\n\
          - rule: object-one-owner\n  target: {release: apps/app}\n  reason: stale\n  expires: 2027-01-31\n\

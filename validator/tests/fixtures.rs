@@ -43,6 +43,8 @@ struct Run {
     code: i32,
     findings: Vec<serde_json::Value>,
     output: String,
+    /// Why the run's output cannot be trusted as a verdict (a panic, a report that is not JSON).
+    broken: Option<String>,
 }
 
 fn nvcf_validate(cwd: &Path, args: &[&str]) -> Run {
@@ -59,7 +61,22 @@ fn nvcf_validate(cwd: &Path, args: &[&str]) -> Run {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let findings = serde_json::from_str::<serde_json::Value>(&stdout)
+    let code = out.status.code().unwrap_or(-1);
+    // Every run writes a JSON report, exit 2 included; anything else (a panic, a crash, text) is a
+    // failure of the fixture, never "silent".
+    let report = serde_json::from_str::<serde_json::Value>(&stdout);
+    let broken = if code == 101 || stderr.contains("panicked") {
+        Some(format!("panicked (exit {code})"))
+    } else if !matches!(code, 0..=2) {
+        Some(format!("ended with exit {code}"))
+    } else {
+        match &report {
+            Err(e) if code != 2 => Some(format!("wrote no JSON report ({e})")),
+            Ok(v) if !v["findings"].is_array() => Some("wrote a report without `findings`".to_string()),
+            _ => None,
+        }
+    };
+    let findings = report
         .ok()
         .and_then(|v| v["findings"].as_array().cloned())
         .unwrap_or_default()
@@ -67,15 +84,19 @@ fn nvcf_validate(cwd: &Path, args: &[&str]) -> Run {
         .filter(|f| f["waived"].is_null())
         .collect();
     Run {
-        code: out.status.code().unwrap_or(-1),
+        code,
         findings,
         output: format!("{stdout}{stderr}"),
+        broken,
     }
 }
 
 /// The verdict on one fixture or stack; a description of what is wrong, if anything.
 fn judge(what: &str, fires: bool, rule: &str, strict: bool, r: &Run) -> Option<String> {
     let rules: Vec<&str> = r.findings.iter().filter_map(|f| f["rule"].as_str()).collect();
+    if let Some(why) = &r.broken {
+        return Some(format!("{what}: {why}:\n{}", r.output));
+    }
     if r.code == 2 {
         return Some(format!("{what}: could not be validated (exit 2):\n{}", r.output));
     }
@@ -121,9 +142,8 @@ fn every_fixture_fires_or_stays_silent_and_every_rule_has_both() {
             e.1 += 1;
         }
     };
-    let empty_policy = tempfile::tempdir().unwrap();
-    let empty = empty_policy.path().join("policy.yaml");
-    std::fs::write(&empty, "version: 1\n").unwrap();
+    // Fixtures without a policy of their own get this one (allow-lists are strict by default).
+    let empty = validator_dir().join("tests/fixtures/policy/default.yaml");
 
     let mut files: Vec<PathBuf> = walk(&validator_dir().join("tests/fixtures"))
         .into_iter()
@@ -131,13 +151,17 @@ fn every_fixture_fires_or_stays_silent_and_every_rule_has_both() {
         .filter(|p| {
             p.parent()
                 .and_then(|d| d.file_name())
-                .is_none_or(|n| n != "policy" && n != "certs")
+                .is_none_or(|n| n != "policy" && n != "certs" && n != "crds")
         })
         .collect();
     files.sort();
     for f in files {
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();
         let Some((fires, rule, family)) = rule_of(&name) else {
+            failures.push(format!(
+                "{}: not named fires-<rule>-<case> or silent-<rule>-<case> for a registered rule",
+                f.display()
+            ));
             continue;
         };
         let policy = f.parent().unwrap().join("policy").join(f.file_name().unwrap());
@@ -171,6 +195,9 @@ fn every_fixture_fires_or_stays_silent_and_every_rule_has_both() {
     for d in dirs {
         let name = d.file_name().unwrap().to_string_lossy().into_owned();
         let Some((fires, rule, family)) = rule_of(&name) else {
+            failures.push(format!(
+                "stack {name}: not named fires-<rule>-<case> or silent-<rule>-<case> for a registered rule"
+            ));
             continue;
         };
         let tmp = tempfile::tempdir().unwrap();

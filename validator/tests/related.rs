@@ -12,7 +12,12 @@ const FIXTURE: &str = "validator/tests/fixtures/insecure/fires-plaintext-endpoin
 fn run(format: &str) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let policy = tmp.path().join("policy.yaml");
-    std::fs::write(&policy, "version: 1\n").unwrap();
+    // The fixture's registries are listed: an empty allow-list allows nothing.
+    std::fs::write(
+        &policy,
+        "version: 1\nsettings: {allowedImageRegistries: [nvcr.io/nvidia, quay.io]}\n",
+    )
+    .unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
         .args(["check", "--manifests"])
         .arg(repo().join(FIXTURE))

@@ -1,6 +1,5 @@
 use super::*;
 use crate::diagram::{dot, json, mermaid};
-use crate::policy::Policy;
 use crate::rules::{self, Ctx, Scope};
 use crate::sink::{self, Overrides};
 use crate::testkit;
@@ -9,7 +8,8 @@ const SPLIT: &str = include_str!("fixtures/split-cluster.yaml");
 
 /// The picture of `yaml` with the findings the real rules (and the sink) report on it.
 fn picture(yaml: &str) -> Diagram {
-    let policy = Policy::default();
+    // The fixtures' policy: reviewed registries and the scopes of the custom kinds drawn here.
+    let policy = testkit::default_fixture_policy();
     let g = testkit::graph("split-cluster", yaml);
     // After the example root's notBefore (2026-11-29T19:19Z), before anything expires.
     let ctx = Ctx {
@@ -331,9 +331,11 @@ fn a_mount_of_a_secret_nothing_writes_is_drawn_dashed() {
         "mounts",
         "StatefulSet nvcf/request-router"
     ));
-    // No registered rule judges this mount yet (tls-secret-resolves is in the catalog, not
-    // implemented): the edge is drawn dashed-ended but unmarked.
-    assert!(marks_of(&d, "Secret nvcf/router-tls-typo", "mounts", "StatefulSet").is_empty());
+    // tls-secret-resolves judges this mount: the edge carries its finding.
+    assert_eq!(
+        marks_of(&d, "Secret nvcf/router-tls-typo", "mounts", "StatefulSet"),
+        vec!["tls-secret-resolves"]
+    );
 }
 
 #[test]

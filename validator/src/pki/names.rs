@@ -314,4 +314,38 @@ mod tests {
         assert!(is_valid_reference("a.example.com") && is_valid_reference("10.1.2.3"));
         assert!(!is_valid_reference("{pod_name}.example.com"));
     }
+
+    #[test]
+    fn dns_name_validity_limits() {
+        let label = |n: usize| "a".repeat(n);
+        // 253 characters in all, 63 per label.
+        let name253 = format!("{}.{}.{}.{}", label(63), label(63), label(63), label(61));
+        assert_eq!(name253.len(), 253);
+        assert!(is_valid_reference(&name253));
+        assert!(!is_valid_reference(&format!("{name253}a")));
+        assert!(is_valid_reference(&format!("{}.example.com", label(63))));
+        assert!(!is_valid_reference(&format!("{}.example.com", label(64))));
+        // Empty labels.
+        assert!(!is_valid_reference(""));
+        assert!(!is_valid_reference("a..example.com"));
+        assert!(!is_valid_reference(".example.com"));
+        assert!(
+            is_valid_reference("example.com."),
+            "a trailing dot is a reference's root"
+        );
+        // Hyphens.
+        assert!(!is_valid_reference("router-.example.com"));
+        assert!(!is_valid_reference("example.co-"));
+        assert!(!is_valid_reference("-router.example.com"));
+        assert!(is_valid_reference("request-router.example.com"));
+        // An all-numeric last label is not a DNS name (it would read as an IP address).
+        assert!(!is_valid_reference("example.123"));
+        assert!(is_valid_reference("123.example.com"));
+        assert!(is_valid_reference("10.0.0.1"), "an IP address is a valid reference");
+        // Wildcards are for presented names only, and need two labels below them.
+        assert!(!is_valid_reference("*.example.com"));
+        assert!(is_valid_dns_id(b"*.example.com", Role::Presented));
+        assert!(!is_valid_dns_id(b"*.com", Role::Presented));
+        assert!(!is_valid_dns_id(b"*example.com", Role::Presented));
+    }
 }

@@ -461,9 +461,16 @@ fn collect_output(
     docs: &mut Vec<RenderedDoc>,
     counts: &mut HashMap<(String, String), usize>,
 ) -> Result<()> {
-    let Ok(shas) = std::fs::read_dir(out) else {
-        return Ok(());
-    };
+    // helmfile was asked to render releases: a missing or unreadable output directory means it
+    // wrote nothing we can read, never "no objects".
+    let shas = std::fs::read_dir(out).with_context(|| {
+        format!(
+            "environment {environment}: helmfile template wrote no readable output directory ({}) for the {} local \
+             release(s) it was asked to render; nothing could be validated",
+            out.display(),
+            state.releases.iter().filter(|r| r.installed && !r.is_remote()).count()
+        )
+    })?;
     let mut shas: Vec<_> = shas.flatten().collect();
     shas.sort_by_key(|e| e.file_name());
     for sha_dir in shas {

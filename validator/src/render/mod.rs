@@ -4,6 +4,7 @@
 pub use crate::model::{MirrorCheck, ReleaseStatus};
 
 pub mod cache;
+pub mod complete;
 pub mod helmfile;
 pub mod manifests;
 /// The tools moved to `crate::tools`; these paths stay for code written against them.

@@ -12,8 +12,10 @@ pub mod ownership;
 pub mod pinning;
 pub mod pki;
 pub mod policy;
+pub mod render;
 pub mod routes;
 pub mod schema;
+pub mod secrets;
 
 use crate::finding::{Finding, Severity};
 use crate::graph::Graph;
@@ -82,6 +84,8 @@ pub fn registry() -> Vec<&'static Rule> {
         .chain(insecure::RULES)
         .chain(pki::RULES)
         .chain(routes::RULES)
+        .chain(render::RULES)
+        .chain(secrets::RULES)
         .chain(schema::RULES)
         .chain(policy::RULES)
         .collect()

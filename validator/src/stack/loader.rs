@@ -111,6 +111,7 @@ pub fn load_state(
     // offline, and a release it does not list is one a sub-helmfile's `selectors:` leaves out
     // (not judged, as helmfile would not deploy it). Releases helmfile refuses to load are
     // read from the state's text so the rules can say why.
+    crate::render::complete::check_build_complete(&docs, scanned, &refused, environment, entry)?;
     let mut state = env_state(environment, &docs, root, entry);
     let refused_scan: Vec<ScannedRelease> = scanned.iter().filter(|s| refused.contains(&s.name)).cloned().collect();
     add_scanned(&mut state, &refused_scan, &docs, root);

@@ -198,7 +198,12 @@ mod tests {
             assert!(m.contains(what), "{m} should mention {what}");
         }
         insta::assert_json_snapshot!(f);
-        // Without a list, any https/oci repository is fine; plain http never is.
+        // `"*"` allows any https/oci repository; plain http never is.
+        let mut any = Policy::default();
+        any.settings.allowed_chart_repositories = vec![" * ".into()];
+        let f = run_state(rule(CHART_SOURCE_ALLOWED), &st, &Stack::default(), &any, &[]);
+        assert_eq!(f.len(), 6, "{f:#?}");
+        // Without a list (absent or empty), no repository is allowed: the listed ones fire too.
         let f = run_state(
             rule(CHART_SOURCE_ALLOWED),
             &st,
@@ -206,10 +211,17 @@ mod tests {
             &Policy::default(),
             &[],
         );
-        assert_eq!(f.len(), 6, "{f:#?}");
+        let msgs: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains("repository `openbao`") && m.contains("not in the policy's")),
+            "{msgs:#?}"
+        );
+        assert!(msgs.iter().any(|m| m.contains("repository `jetstack`")), "{msgs:#?}");
+        assert_eq!(f.len(), 11, "{msgs:#?}");
         // Local chart roots are a policy setting: vendor/ listed, vendor/tool is allowed; the
         // message names the configured roots.
-        let mut policy = Policy::default();
+        let mut policy = any.clone();
         policy.settings.local_chart_roots = vec!["charts/".into(), "vendor".into()];
         let f = run_state(rule(CHART_SOURCE_ALLOWED), &st, &Stack::default(), &policy, &[]);
         assert_eq!(f.len(), 5, "{f:#?}");

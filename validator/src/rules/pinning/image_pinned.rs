@@ -148,16 +148,15 @@ pub(super) fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
                     }
                     let list = &settings.allowed_image_registries;
                     let full = r.full_name();
-                    let ok = list.is_empty()
-                        || list.iter().any(|e| {
-                            let e = e.trim().trim_end_matches('/').to_ascii_lowercase();
-                            let e = match e.split_once('/') {
-                                Some((h, rest)) if docker_hub(h) => format!("docker.io/{rest}"),
-                                _ if docker_hub(&e) => "docker.io".to_string(),
-                                _ => e,
-                            };
-                            full == e || full.starts_with(&format!("{e}/"))
-                        });
+                    let ok = crate::policy::allow_list_admits(list, |e| {
+                        let e = e.trim().trim_end_matches('/').to_ascii_lowercase();
+                        let e = match e.split_once('/') {
+                            Some((h, rest)) if docker_hub(h) => format!("docker.io/{rest}"),
+                            _ if docker_hub(&e) => "docker.io".to_string(),
+                            _ => e,
+                        };
+                        !e.is_empty() && (full == e || full.starts_with(&format!("{e}/")))
+                    });
                     if !ok {
                         problems.push(format!(
                             "comes from {} ({full}), which is not in the policy's allowedImageRegistries",

@@ -15,6 +15,9 @@ mod chart_source_allowed;
 mod chart_version_pinned;
 mod image_pinned;
 
+#[cfg(test)]
+mod behaviours;
+
 pub static RULES: &[Rule] = &[
     Rule {
         id: CHART_VERSION_PINNED,
@@ -146,11 +149,10 @@ fn is_http(url: &str) -> bool {
 /// allows everything.
 fn allowed(url: &str, list: &[String]) -> bool {
     let u = url.trim().trim_end_matches('/').to_ascii_lowercase();
-    list.is_empty()
-        || list.iter().any(|e| {
-            let e = e.trim().trim_end_matches('/').to_ascii_lowercase();
-            u == e || u.starts_with(&format!("{e}/"))
-        })
+    crate::policy::allow_list_admits(list, |e| {
+        let e = e.trim().trim_end_matches('/').to_ascii_lowercase();
+        !e.is_empty() && (u == e || u.starts_with(&format!("{e}/")))
+    })
 }
 
 /// Lexical normalisation of a `/`-separated path; `None` when it climbs above its start.

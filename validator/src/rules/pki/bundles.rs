@@ -19,8 +19,8 @@ pub(crate) fn profile(cm: &Object) -> Option<Value> {
 pub(crate) fn is_bundle_configmap(o: &Object) -> bool {
     o.kind == "ConfigMap"
         && o.group().is_empty()
-        && (o.name == TRUST_BUNDLE || o.annotations().is_some_and(|a| a.contains_key(FP_ANNOTATION)))
-        && o.name != WORKER_PROFILE
+        && (is_trust_bundle(o) || o.annotations().is_some_and(|a| a.contains_key(FP_ANNOTATION)))
+        && !is_worker_profile(o)
 }
 
 pub(super) fn bundles(g: &Graph) -> Vec<Bundle<'_>> {
@@ -42,7 +42,7 @@ pub(super) fn bundles(g: &Graph) -> Vec<Bundle<'_>> {
                     pem: Vec::new(),
                 });
             }
-        } else if o.kind == "ConfigMap" && o.name == WORKER_PROFILE {
+        } else if is_worker_profile(o) {
             match profile(o) {
                 Some(p) => {
                     let pem = p.get("trustBundle").and_then(Value::as_str).unwrap_or("");

@@ -15,7 +15,7 @@ fn usages(c: &Object) -> Vec<String> {
 pub(super) fn check_server_auth(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
     let roles = openbao_roles(g);
-    let mut out = Vec::new();
+    let mut out = unreadable_roles(g);
     for c in g.objects.iter().filter(|o| is_certificate(o) && !o.prov.external) {
         if boolean(c.at("/spec/isCA")) == Some(true) {
             continue;
@@ -228,9 +228,45 @@ impl OpenBaoRole {
     }
 }
 
+/// A published role that cannot be read is a finding, never a role that allows nothing to judge:
+/// `role.json` that is not a JSON object, or no `issuer` to say which issuer it signs for.
+fn unreadable_roles(g: &Graph) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for cm in g.of_kind("ConfigMap").filter(|cm| is_role_configmap(cm)) {
+        let problem = match cm.str_at("/data/role.json").map(serde_json::from_str::<Value>) {
+            None => Some("has no data key `role.json`".to_string()),
+            Some(Err(e)) => Some(format!(
+                "has a `role.json` that is not JSON (line {}, column {})",
+                e.line(),
+                e.column()
+            )),
+            Some(Ok(v)) if !v.is_object() => Some("has a `role.json` that is not a JSON object".to_string()),
+            Some(Ok(_)) if cm.str_at("/data/issuer").is_none_or(|i| i.trim().is_empty()) => {
+                Some("has no data key `issuer` naming the issuer the role signs for".to_string())
+            }
+            Some(Ok(_)) => None,
+        };
+        if let Some(p) = problem {
+            out.push(
+                Finding::object_at(
+                    "certificate-server-auth",
+                    cm,
+                    "role.json",
+                    format!(
+                        "{} {p}: the OpenBao role cannot be read, so no Certificate can be judged against it",
+                        cm.display()
+                    ),
+                )
+                .with_help("publish the role exactly as provisioned (the openbao-issuer chart renders role.json and issuer from one helper)"),
+            );
+        }
+    }
+    out
+}
+
 fn openbao_roles(g: &Graph) -> Vec<(&Object, OpenBaoRole)> {
     g.of_kind("ConfigMap")
-        .filter(|cm| cm.name == ROLE_CONFIGMAP)
+        .filter(|cm| is_role_configmap(cm))
         .filter_map(|cm| {
             let params: Value = serde_json::from_str(cm.str_at("/data/role.json")?).ok()?;
             let issuer = cm.str_at("/data/issuer")?.trim();
@@ -390,5 +426,28 @@ mod tests {
         let f = run(SERVER_AUTH, &text);
         assert_eq!(f.len(), 1, "{}", messages(&f));
         assert!(f[0].message.contains("server_flag=false"));
+    }
+
+    #[test]
+    fn an_unreadable_published_role_is_a_finding() {
+        for (data, says) in [
+            ("{role.json: \"{not json\", issuer: openbao}", "not JSON"),
+            ("{role.json: \"[1]\", issuer: openbao}", "not a JSON object"),
+            ("{issuer: openbao}", "no data key `role.json`"),
+            ("{role.json: \"{}\"}", "no data key `issuer`"),
+        ] {
+            let g = crate::testkit::graph(
+                "e",
+                &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: openbao-pki-role, namespace: openbao}}\ndata: {data}\n"),
+            );
+            let f = unreadable_roles(&g);
+            assert_eq!(f.len(), 1, "{data}");
+            assert!(f[0].message.contains(says), "{}", f[0].message);
+        }
+        let g = crate::testkit::graph(
+            "e",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: openbao-pki-role, namespace: openbao}\ndata: {role.json: \"{}\", issuer: openbao}\n",
+        );
+        assert!(unreadable_roles(&g).is_empty());
     }
 }

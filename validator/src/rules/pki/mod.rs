@@ -19,6 +19,7 @@ mod certificate_renewal_window;
 mod certificate_server_auth;
 mod listeners;
 pub(crate) mod mounts;
+mod router_identity;
 mod san_covers_advertised_name;
 mod tls_mount_reloadable;
 mod tls_paths_consistent;
@@ -153,6 +154,33 @@ pub(crate) const FP_ANNOTATION: &str = "nvcf.io/trust-bundle-fingerprint";
 const TRUST_BUNDLE: &str = "nvcf-trust-bundle";
 pub(crate) const WORKER_PROFILE: &str = "nvcf-worker-profile";
 pub(crate) const ROLE_CONFIGMAP: &str = "openbao-pki-role";
+/// Label naming a contract object's role, so a contract ConfigMap is found by its role as well as
+/// by its contract name (values `trust-bundle`, `worker-profile`, `openbao-pki-role`).
+const CONTRACT_LABEL: &str = "nvcf.io/contract";
+
+/// Whether `o` is the ConfigMap playing the contract role `role` (contract name `name`).
+fn is_contract(o: &Object, name: &str, role: &str) -> bool {
+    o.kind == "ConfigMap"
+        && o.group().is_empty()
+        && (o.name == name
+            || o.body
+                .pointer("/metadata/labels")
+                .and_then(|l| l.get(CONTRACT_LABEL))
+                .and_then(Value::as_str)
+                == Some(role))
+}
+
+fn is_trust_bundle(o: &Object) -> bool {
+    is_contract(o, TRUST_BUNDLE, "trust-bundle")
+}
+
+fn is_worker_profile(o: &Object) -> bool {
+    is_contract(o, WORKER_PROFILE, "worker-profile")
+}
+
+fn is_role_configmap(o: &Object) -> bool {
+    is_contract(o, ROLE_CONFIGMAP, "openbao-pki-role")
+}
 
 fn ns_of(o: &Object) -> &str {
     o.namespace.as_deref().unwrap_or("default")

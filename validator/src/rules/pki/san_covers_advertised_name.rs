@@ -7,7 +7,7 @@ const SAN: &str = "san-covers-advertised-name";
 
 pub(super) fn check_san(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
-    let mut out = Vec::new();
+    let mut out = router_identity::undetermined(g, "san-covers-advertised-name", router_identity::NAME_FLAGS);
     // Listener hostnames first; remember what was judged so the gRPC check does not repeat it.
     let mut judged: BTreeSet<(String, String, String)> = BTreeSet::new();
     for gw in g.of(GW, "Gateway") {

@@ -71,3 +71,32 @@ fn fixtures_fire_and_stay_silent() {
     }
     insta::assert_json_snapshot!("pki_fixture_findings", all);
 }
+
+#[test]
+fn contract_configmaps_are_found_by_their_role_label_as_well_as_by_name() {
+    let role = |name: &str, label: &str| {
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\n  namespace: openbao\n  labels: {{nvcf.io/contract: {label}}}\ndata: {{role.json: \"[1]\", issuer: openbao}}\n"
+        )
+    };
+    // A renamed role ConfigMap with the role label is still read (and its broken role.json seen).
+    let g = testkit::graph("e", &role("pki-role-renamed", "openbao-pki-role"));
+    let f = (RULES.iter().find(|r| r.id == "certificate-server-auth").unwrap().check)(&testkit::ctx(
+        &g,
+        &Policy::default(),
+    ));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    let g = testkit::graph("e", &role("pki-role-renamed", "something-else"));
+    let f = (RULES.iter().find(|r| r.id == "certificate-server-auth").unwrap().check)(&testkit::ctx(
+        &g,
+        &Policy::default(),
+    ));
+    assert!(f.is_empty(), "{f:#?}");
+    // A renamed trust bundle with the role label still owes its fingerprint annotation.
+    let g = testkit::graph(
+        "e",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ca-bundle\n  labels: {nvcf.io/contract: trust-bundle}\ndata: {ca.crt: \"\"}\n",
+    );
+    let o = g.objects.first().unwrap();
+    assert!(is_trust_bundle(o) && is_bundle_configmap(o) && !is_worker_profile(o));
+}

@@ -8,7 +8,7 @@ const TLS_KEYS: &[&str] = &["tls.crt", "tls.key", "ca.crt"];
 
 pub(super) fn check_paths(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
-    let mut out = Vec::new();
+    let mut out = router_identity::undetermined(g, PATHS, router_identity::PATH_FLAGS);
     for r in routers(g) {
         let obj = r.obj;
         let cert = r.flag(F_CERT).filter(|p| !p.is_empty());

@@ -24,19 +24,19 @@ pub(super) fn check_fingerprint(ctx: &Ctx) -> Vec<Finding> {
             .annotations()
             .and_then(|a| a.get(FP_ANNOTATION))
             .and_then(Value::as_str);
-        let contract = (b.obj.name == TRUST_BUNDLE || b.obj.name == WORKER_PROFILE) && !b.obj.prov.external;
+        let contract = (is_trust_bundle(b.obj) || is_worker_profile(b.obj)) && !b.obj.prov.external;
         match recorded {
             Some(r) if r.trim() != computed => {
                 out.push(mismatch(b.obj, FP_ANNOTATION, &format!("annotation {FP_ANNOTATION}:"), r, &computed));
             }
-            None if contract && b.obj.name == TRUST_BUNDLE => out.push(Finding::object_at(FINGERPRINT, b.obj, "annotations", format!(
+            None if contract && is_trust_bundle(b.obj) => out.push(Finding::object_at(FINGERPRINT, b.obj, "annotations", format!(
                 "{} records no {FP_ANNOTATION} annotation; the contract requires it so workers and operators can pin the \
                  bundle; set it to {computed}",
                 b.obj.display()
             ))),
             _ => {}
         }
-        if b.obj.name == WORKER_PROFILE {
+        if is_worker_profile(b.obj) {
             let p = profile(b.obj).unwrap_or(Value::Null);
             match p.get("trustBundleFingerprint").and_then(Value::as_str) {
                 Some(r) if r.trim() != computed => {
@@ -49,7 +49,11 @@ pub(super) fn check_fingerprint(ctx: &Ctx) -> Vec<Finding> {
                 _ => {}
             }
             // The profile must publish the same bundle as nvcf-trust-bundle.
-            if let Some(tb) = g.get("", "ConfigMap", b.obj.namespace.as_deref(), TRUST_BUNDLE) {
+            let ns = b.obj.namespace.as_deref();
+            if let Some(tb) = g
+                .of_kind("ConfigMap")
+                .find(|o| o.namespace.as_deref() == ns && is_trust_bundle(o))
+            {
                 let theirs = tb
                     .str_at("/data/ca.crt")
                     .and_then(|p| pki::fingerprint::bundle_fingerprint(p.as_bytes()).ok());

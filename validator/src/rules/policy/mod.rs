@@ -5,6 +5,9 @@
 use super::{Ctx, Rule, Scope};
 use crate::finding::{Finding, Severity};
 
+mod settings;
+pub use settings::settings_findings;
+
 fn reported_by_sink(_: &Ctx) -> Vec<Finding> {
     Vec::new()
 }
@@ -12,6 +15,8 @@ fn reported_by_sink(_: &Ctx) -> Vec<Finding> {
 pub const WAIVER_EXPIRED: &str = "waiver-expired";
 pub const WAIVER_UNUSED: &str = "waiver-unused";
 pub const WAIVER_FORBIDDEN: &str = "waiver-forbidden";
+pub const POLICY_FILE_MISSING: &str = "policy-file-missing";
+pub const POLICY_ALLOWS_ANY: &str = "policy-allows-any";
 
 pub static RULES: &[Rule] = &[
     Rule {
@@ -38,6 +43,24 @@ pub static RULES: &[Rule] = &[
         severity: Severity::Error,
         summary: "a waiver or severity override targets a rule that may never be waived",
         explain: include_str!("waiver-forbidden.md"),
+        scope: Scope::Objects,
+        check: reported_by_sink,
+    },
+    Rule {
+        id: POLICY_FILE_MISSING,
+        family: "policy",
+        severity: Severity::Warning,
+        summary: "no policy file was found: strict defaults apply (no chart repository or image registry allowed)",
+        explain: include_str!("policy-file-missing.md"),
+        scope: Scope::Objects,
+        check: reported_by_sink,
+    },
+    Rule {
+        id: POLICY_ALLOWS_ANY,
+        family: "policy",
+        severity: Severity::Warning,
+        summary: "an allow-list of the policy holds \"*\": every chart repository or image registry is allowed",
+        explain: include_str!("policy-allows-any.md"),
         scope: Scope::Objects,
         check: reported_by_sink,
     },

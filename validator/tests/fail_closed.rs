@@ -1,0 +1,264 @@
+//! The reproductions of issue 10 ("fail closed everywhere"), end to end through the real CLI: each
+//! input passed (exit 0) without validating what it claimed, or printed a secret, before the gate
+//! refused it. Every test here fails on the validator before that work.
+
+mod support;
+use std::path::Path;
+use std::process::Command;
+use support::{copy_dir, path_with_tools, repo};
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn run(dir: &Path, args: &[&str]) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .current_dir(dir)
+        .args(args)
+        .env("PATH", path_with_tools())
+        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
+        .env("XDG_CACHE_HOME", dir.join(".cache"))
+        .env_remove("NVCF_HELM")
+        .env_remove("NVCF_HELMFILE")
+        .output()
+        .unwrap();
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+fn rules_of(stdout: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["waived"].is_null())
+        .map(|f| f["rule"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn stack(name: &str) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    copy_dir(&repo().join("validator/tests/stacks").join(name), d.path());
+    d
+}
+
+#[test]
+fn a_stack_whose_only_release_renders_nothing_is_exit_2() {
+    let d = stack("fires-release-renders-nothing-guarded");
+    std::fs::write(
+        d.path().join("helmfile.yaml"),
+        "releases:\n  - name: metrics\n    namespace: nvcf\n    chart: ./charts/app\n    values:\n      - enabled: false\n",
+    )
+    .unwrap();
+    let r = run(d.path(), &["check", "--offline", "--format", "json"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("environment default: rendered no objects (1 of 1 installed releases rendered)"),
+        "{}",
+        r.stderr
+    );
+    // The report is still written, in the chosen format.
+    assert!(
+        r.stdout.is_empty() || r.stdout.trim_start().starts_with('{'),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn an_empty_never_waive_cannot_waive_the_insecure_family_and_no_policy_is_strict() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("pod.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: nvcf}\nspec:\n  containers:\n    - name: c\n      image: nvcr.io/nvidia/nvcf/stargate:1.4.2\n      args: [--quic-insecure]\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("policy.yaml"),
+        "version: 1\nsettings: {neverWaive: [], allowedImageRegistries: [nvcr.io]}\nwaivers:\n- {rule: insecure-flag, target: {kind: Pod}, reason: lab, expires: 2027-01-01}\n",
+    )
+    .unwrap();
+    let r = run(
+        d.path(),
+        &[
+            "check",
+            "--manifests",
+            "pod.yaml",
+            "--policy",
+            "policy.yaml",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let rules = rules_of(&r.stdout);
+    assert!(rules.contains(&"insecure-flag".to_string()), "{rules:?}");
+    assert!(rules.contains(&"waiver-forbidden".to_string()), "{rules:?}");
+    let r = run(
+        d.path(),
+        &[
+            "check",
+            "--manifests",
+            "pod.yaml",
+            "--policy",
+            "policy.yaml",
+            "-A",
+            "insecure-flag",
+        ],
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+
+    // No policy file at all: strict defaults, and the report says so in every format.
+    for format in ["json", "human", "sarif", "markdown", "github", "junit"] {
+        let r = run(d.path(), &["check", "--manifests", "pod.yaml", "--format", format]);
+        assert_eq!(r.code, 1, "{format}: {}{}", r.stdout, r.stderr);
+        assert!(r.stdout.contains("policy-file-missing"), "{format}: {}", r.stdout);
+    }
+    let r = run(d.path(), &["check", "--manifests", "pod.yaml", "--format", "json"]);
+    let rules = rules_of(&r.stdout);
+    assert!(
+        rules.contains(&"image-pinned".to_string()),
+        "no registry is allowed by default: {rules:?}"
+    );
+
+    // Allowing everything takes an explicit "*", shown as a warning.
+    std::fs::write(
+        d.path().join("any.yaml"),
+        "version: 1\nsettings: {allowedImageRegistries: [\"*\"]}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("clean.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: nvcf}\nspec:\n  containers: [{name: c, image: \"ghcr.io/x/y:1.0.0\"}]\n",
+    )
+    .unwrap();
+    let r = run(
+        d.path(),
+        &[
+            "check",
+            "--manifests",
+            "clean.yaml",
+            "--policy",
+            "any.yaml",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    assert_eq!(rules_of(&r.stdout), vec!["policy-allows-any".to_string()]);
+}
+
+#[test]
+fn manifests_without_namespaces_take_the_namespace_flag_and_are_judged() {
+    let d = tempfile::tempdir().unwrap();
+    let fixture = repo().join("validator/tests/fixtures/pki/fires-san-covers-advertised-name-exact-pod-names.yaml");
+    let text: String = std::fs::read_to_string(fixture)
+        .unwrap()
+        .lines()
+        .filter(|l| l.trim() != "namespace: nvcf")
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(
+        !text.contains("namespace:"),
+        "the helm template output has no namespaces"
+    );
+    std::fs::write(d.path().join("m.yaml"), text).unwrap();
+    let policy = repo().join("validator/tests/fixtures/policy/default.yaml");
+    let policy = policy.to_str().unwrap();
+    for ns in [None, Some("nvcf")] {
+        let mut args = vec!["check", "--manifests", "m.yaml", "--policy", policy, "--format", "json"];
+        if let Some(ns) = ns {
+            args.extend(["--namespace", ns]);
+        }
+        let r = run(d.path(), &args);
+        assert_eq!(r.code, 1, "{ns:?}: {}{}", r.stdout, r.stderr);
+        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+        let san: Vec<&serde_json::Value> = v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "san-covers-advertised-name")
+            .collect();
+        assert!(!san.is_empty(), "{ns:?}: {}", r.stdout);
+        assert_eq!(san[0]["object"]["namespace"], ns.unwrap_or("default"), "{ns:?}");
+    }
+}
+
+#[test]
+fn secrets_in_urls_and_policy_errors_are_never_printed() {
+    let d = tempfile::tempdir().unwrap();
+    let long = "a".repeat(100_000);
+    std::fs::write(
+        d.path().join("pod.yaml"),
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: nvcf}}\nspec:\n  containers:\n    - name: c\n      image: nvcr.io/nvidia/nvcf/stargate:1.4.2\n      env:\n        - {{name: BAO_ADDR, value: \"http://root:hunter2-s3cret@openbao.openbao.svc:8200\"}}\n        - {{name: VAULT_ADDR, value: \"http://openbao.openbao.svc:8200/{long}\"}}\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("policy.yaml"),
+        "version: 1\nsettings: {allowedImageRegistries: [nvcr.io]}\n",
+    )
+    .unwrap();
+    for format in ["json", "human", "sarif", "markdown", "github", "junit"] {
+        let r = run(
+            d.path(),
+            &[
+                "check",
+                "--manifests",
+                "pod.yaml",
+                "--policy",
+                "policy.yaml",
+                "--format",
+                format,
+            ],
+        );
+        assert_eq!(r.code, 1, "{format}: {}", r.stderr);
+        assert!(r.stdout.contains("plaintext-endpoint"), "{format}");
+        assert!(
+            !r.stdout.contains("hunter2") && !r.stderr.contains("hunter2"),
+            "{format}: password printed"
+        );
+        assert!(
+            r.stdout.contains("http://***@openbao.openbao.svc:8200"),
+            "{format}: {}",
+            &r.stdout[..r.stdout.len().min(3000)]
+        );
+        assert!(
+            !r.stdout.contains(&"a".repeat(200)),
+            "{format}: the 100 kB value was echoed"
+        );
+    }
+    // A key pasted into the wrong policy field is not echoed by the parse error.
+    std::fs::write(
+        d.path().join("bad.yaml"),
+        "version: \"-----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7 -----END PRIVATE KEY-----\"\n",
+    )
+    .unwrap();
+    let r = run(d.path(), &["check", "--manifests", "pod.yaml", "--policy", "bad.yaml"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("bad.yaml"), "{}", r.stderr);
+    assert!(!r.stderr.contains("MIIEvQ"), "key echoed: {}", r.stderr);
+}
+
+#[test]
+fn private_keys_in_state_values_are_found_without_being_printed() {
+    let d = stack("silent-insecure-flag-state-value");
+    let state = std::fs::read_to_string(d.path().join("helmfile.yaml")).unwrap();
+    assert!(state.contains("releases:"), "{state}");
+    let key = "-----BEGIN RSA PRIVATE KEY-----\\nTk9UIEEgUkVBTCBLRVk=\\n-----END RSA PRIVATE KEY-----";
+    let with_key = state.replacen("releases:", &format!("releases:\n  - name: leak\n    namespace: nvcf\n    chart: ./charts/router\n    values:\n      - serverKey: \"{key}\"\n"), 1);
+    std::fs::write(d.path().join("helmfile.yaml"), with_key).unwrap();
+    let r = run(d.path(), &["check", "--offline", "--format", "json", "--no-cache"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    let rules = rules_of(&r.stdout);
+    assert!(rules.contains(&"private-key-in-render".to_string()), "{rules:?}");
+    assert!(!r.stdout.contains("Tk9UIEEgUkVBTCBLRVk"), "key printed");
+}
