@@ -16,5 +16,8 @@ pub mod rules;
 pub mod sink;
 pub mod stack;
 #[cfg(test)]
-pub mod testutil;
+pub mod testkit;
+/// The kit's former name, kept so tests written against it still compile.
+#[cfg(test)]
+pub(crate) use testkit as testutil;
 pub mod yaml;

@@ -127,7 +127,7 @@ pub fn routers(g: &Graph) -> Vec<RouterWorkload<'_>> {
 mod tests {
     use super::*;
     use crate::policy::Policy;
-    use crate::testutil;
+    use crate::testkit;
 
     #[test]
     fn routers_are_rendered_containers_with_an_identifying_flag() {
@@ -153,7 +153,7 @@ spec:
             "validator-policy.yaml",
         )
         .expect("policy parses");
-        let g = testutil::with_externals(testutil::graph("default", yaml), &policy);
+        let g = testkit::with_externals(testkit::graph("default", yaml), &policy);
         let all = routers(&g);
         let found: Vec<_> = all
             .iter()

@@ -1,6 +1,11 @@
-//! The rule registry. One module per rule family; each rule is a static `Rule` with its id,
-//! default severity, documentation (the same text `explain`, `rules` and SARIF print) and a pure
-//! check function over the stack model and the object graph.
+//! The rule registry. One folder per rule family: its `mod.rs` holds the family's `RULES` list and
+//! the helpers its rules share; each rule has its own file (the pure check function over the stack
+//! model and the object graph, and its unit tests) and its explain text beside it as
+//! `<rule-id>.md` (`include_str!`), the same text `explain`, `rules` and SARIF print. Each rule is
+//! a static `Rule` with its id, family, default severity, summary, explain text, scope and check.
+//!
+//! Adding a rule to a family touches the rule file, its markdown, the family's `RULES`, its
+//! fixtures and snapshots; adding a family adds its folder and one line to `registry()`.
 
 pub mod insecure;
 pub mod ownership;

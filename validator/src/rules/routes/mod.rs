@@ -32,7 +32,7 @@ pub static RULES: &[Rule] = &[
         severity: Severity::Error,
         summary: "a route would not be Accepted by its Gateway (NoMatchingParent, NotAllowedByListeners, \
                   NoMatchingListenerHostname), or a TLS listener's certificateRefs would not resolve",
-        explain: EXPLAIN_PARENT,
+        explain: include_str!("route-parent-resolves.md"),
         scope: Scope::Objects,
         check: check_parents,
     },
@@ -42,7 +42,7 @@ pub static RULES: &[Rule] = &[
         severity: Severity::Error,
         summary: "a route would not have ResolvedRefs (BackendNotFound, RefNotPermitted); a backend port of the wrong \
                   protocol is a warning",
-        explain: EXPLAIN_BACKEND,
+        explain: include_str!("route-backend-resolves.md"),
         scope: Scope::Objects,
         check: check_backends,
     },
@@ -53,7 +53,7 @@ pub static RULES: &[Rule] = &[
         summary:
             "the router advertises an external gRPC or QUIC dial address that no Gateway listener + accepted route \
                   carries to its 50071/TCP or 50072/UDP",
-        explain: EXPLAIN_WORKER,
+        explain: include_str!("worker-routes-complete.md"),
         scope: Scope::Objects,
         check: check_worker,
     },
@@ -62,7 +62,7 @@ pub static RULES: &[Rule] = &[
         family: "routes",
         severity: Severity::Error,
         summary: "a route apiVersion is not served by the Gateway API version and channel declared in the policy",
-        explain: EXPLAIN_VERSION,
+        explain: include_str!("gateway-api-version.md"),
         scope: Scope::Objects,
         check: check_version,
     },
@@ -321,164 +321,3 @@ fn check_version(ctx: &Ctx) -> Vec<Finding> {
     }
     out
 }
-
-// ---------------------------------------------------------------------------------------------
-// Documentation (printed by `explain`, `rules` and SARIF)
-
-const EXPLAIN_PARENT: &str = r#"## What it does
-Predicts the `Accepted` condition a Gateway controller would write for every HTTPRoute, GRPCRoute,
-TLSRoute, TCPRoute and UDPRoute the stack renders, one parentRef at a time, using the Gateway API rules:
-
-- parentRef defaults: `group: gateway.networking.k8s.io`, `kind: Gateway`, `namespace` = the route's.
-  A Gateway that is neither rendered nor declared in `validator-policy.yaml` externals, or no listener
-  matching `sectionName` (listener name) and `port` → `Accepted=False NoMatchingParent`. A route
-  without any parentRef is reported too: nothing would ever attach it.
-- listener protocol vs route kind (HTTPRoute/GRPCRoute → `HTTP`/`HTTPS`, TLSRoute → `TLS`,
-  TCPRoute → `TCP`, UDPRoute → `UDP`), `allowedRoutes.kinds`, and `allowedRoutes.namespaces`
-  (`from: Same` by default, `All`, `Selector` against the route namespace's labels; a namespace the
-  stack does not render still carries `kubernetes.io/metadata.name`) → `NotAllowedByListeners`.
-- hostnames: a listener hostname and the route's `spec.hostnames` must intersect (`*.example.com`
-  matches one or more labels; no hostname on either side matches everything) →
-  `NoMatchingListenerHostname`.
-
-Gateways declared external in the policy are trusted as given there: their `spec.listeners` are
-checked when declared; without listeners every parentRef to them is trusted.
-
-It also checks the **Gateway listener** condition `ResolvedRefs`: a TLS-terminating listener (HTTPS,
-or TLS with `mode: Terminate`) must reference, in `tls.certificateRefs`, a Secret that a cert-manager
-Certificate in the stack writes (`spec.secretName`), a Secret the stack renders, or one declared
-external — in the Gateway's namespace, or granted by a ReferenceGrant there (`to: kind Secret`).
-Otherwise the Gateway gets `ResolvedRefs=False InvalidCertificateRef` or `RefNotPermitted`.
-
-## Why it matters
-A route that is not Accepted carries no traffic, and nothing fails at `helm install` time: the
-reference deployments found out only on a live cluster, when workers could not register. A listener
-whose certificate does not resolve is not programmed, so every route on it is dead.
-
-## How to fix
-Make `parentRefs[].name/namespace/sectionName` name a real listener; give the listener the protocol
-the route kind needs; admit the route's namespace (`allowedRoutes.namespaces.from: All` or a
-`Selector`) and kind; make route and listener hostnames intersect. For certificates, issue a
-Certificate into the Gateway's namespace with `spec.secretName` equal to the certificateRef name, or
-add a ReferenceGrant in the Secret's namespace. Declare Gateways and Secrets that exist outside the
-stack in `validator-policy.yaml` externals.
-
-## Example
-```yaml
-apiVersion: gateway.networking.k8s.io/v1
-kind: GRPCRoute
-metadata: {name: worker-grpc, namespace: nvcf}
-spec:
-  parentRefs:
-    - {name: nvcf-gateway, namespace: nvcf-gateway, sectionName: worker-grpc}
-```
-with a listener `worker-grpc` that keeps the default `allowedRoutes.namespaces.from: Same` gives
-`GRPCRoute nvcf/worker-grpc would not be Accepted … Accepted=False NotAllowedByListeners — listener
-`worker-grpc` of Gateway nvcf-gateway/nvcf-gateway allows routes from namespace nvcf-gateway only`.
-Fix: `allowedRoutes: {namespaces: {from: Selector, selector: {matchLabels:
-{kubernetes.io/metadata.name: nvcf}}}}`.
-"#;
-
-const EXPLAIN_BACKEND: &str = r#"## What it does
-Predicts the route condition `ResolvedRefs` for every backendRef to a core Service (`group: ""`,
-`kind: Service`, the defaults):
-
-- the Service must be rendered by the stack or declared external, and `port` must be set and equal
-  one of its `spec.ports[].port` (not the targetPort) → otherwise `ResolvedRefs=False BackendNotFound`;
-- a backendRef into another namespace needs a ReferenceGrant in the Service's namespace with
-  `from: {group: gateway.networking.k8s.io, kind: <route kind>, namespace: <route namespace>}` and
-  `to: {group: "", kind: Service}` (optionally the Service name) → otherwise `RefNotPermitted`;
-- protocol: a UDPRoute whose backend port is not `protocol: UDP`, or a TCP-based route
-  (TCPRoute, GRPCRoute, HTTPRoute, TLSRoute) whose backend port is UDP, is reported as a
-  **warning**. Gateway API leaves this to implementations; common ones reject it (Envoy Gateway:
-  `PortNotFound`).
-
-Backends of other kinds (ServiceImport, implementation-specific) are not judged.
-
-## Why it matters
-A route with an unresolved backend is Accepted but answers with errors (HTTP 500, refused
-connections or dropped datagrams). Nothing fails at install time.
-
-## How to fix
-Use the Service's name, namespace and `spec.ports[].port`. Keep routes in the Service's namespace,
-or add the ReferenceGrant in the Service's namespace. For QUIC, reference the Service port with
-`protocol: UDP` (a Service can expose 50072 over TCP and UDP as two entries).
-
-## Example
-```yaml
-kind: UDPRoute
-spec:
-  rules:
-    - backendRefs: [{name: request-router, port: 50071}]
-```
-where `request-router` exposes 50071 over TCP only: warning `… is a TCP Service port, but a UDPRoute
-carries UDP datagrams … (Envoy Gateway: ResolvedRefs=False PortNotFound)`. Fix: `port: 50072`
-(the UDP port).
-"#;
-
-const EXPLAIN_WORKER: &str = r#"## What it does
-Finds the router (a StatefulSet or Deployment whose container args carry `--grpc-pylon-dial-addr`
-or `--reverse-tunnel-pylon-dial-addr`). For each dial address whose host is **outside the cluster**
-(not `*.svc`, `*.svc.cluster.local`, `*.cluster.local`, a single-label name, loopback, or the
-in-cluster name of a rendered Service) it requires a Gateway (rendered, or external with declared
-listeners) with:
-
-- gRPC (`https://host:port`, default port 443): an **HTTPS** listener on that port whose hostname is
-  absent or matches the dial host (TLS ends at the listener), and a GRPCRoute or HTTPRoute that
-  would be Accepted on that listener (hostnames absent or matching the dial host) with a backendRef
-  that resolves to a Service selecting the router's pods on a TCP port delivering to the router's
-  `--listen-addr` port (50071);
-- QUIC (`host:port`): a **UDP** listener on that port and a UDPRoute Accepted there whose backendRef
-  resolves to a Service port with `protocol: UDP` delivering to `--reverse-tunnel-listen-addr` (50072).
-
-A plain TCP listener with a TCPRoute does not count for gRPC: it would carry worker gRPC in
-cleartext (that is `plaintext-endpoint`'s finding). In-cluster workers (the `default` environment)
-need no routes and are not checked. DNS (that the dial host resolves to the Gateway) is not checked.
-
-## Why it matters
-In split-cluster installs the workers live in another cluster. The reference deployments shipped
-without the worker routes and found out only on a live cluster: workers could not register (gRPC)
-or open the reverse tunnel (QUIC).
-
-## How to fix
-Enable the worker routes (request-router `workerRoutes.grpc` / `workerRoutes.quic`) and the matching
-Gateway listeners (gateway-routes): an HTTPS listener with the gRPC dial host and its certificate,
-a GRPCRoute to the router Service's 50071 (h2c), a UDP listener and a UDPRoute to 50072/UDP.
-
-## Example
-Router args `--grpc-pylon-dial-addr=https://grpc.nvcf.example.com:443` and
-`--reverse-tunnel-pylon-dial-addr=quic.nvcf.example.com:50072` with a Gateway that only has a
-UDP listener on 50072 and a UDPRoute: `StatefulSet nvcf/request-router advertises the external gRPC
-dial address … no Gateway listener (rendered or declared external) listens on port 443`.
-"#;
-
-const EXPLAIN_VERSION: &str = r#"## What it does
-Checks that each route's apiVersion is served by the Gateway API release and channel declared in
-`validator-policy.yaml` (`settings.gatewayApi.version`, default `v1.6`; `channel`, default
-`standard`). Served versions, from the upstream CRDs and release notes:
-
-| kind | standard | experimental only |
-|---|---|---|
-| HTTPRoute | `v1`, `v1beta1` | — |
-| GRPCRoute | `v1` since v1.1 | `v1alpha2` up to v1.1 |
-| TLSRoute | `v1` since v1.5 | `v1alpha2` up to v1.5, `v1alpha3` in v1.4–v1.5 |
-| TCPRoute, UDPRoute | `v1` since v1.6 | `v1alpha2` (deprecated in v1.6) |
-
-On v1.6 standard, `v1alpha2` TCPRoute/UDPRoute is present in the CRD but not served; up to v1.5
-TCPRoute/UDPRoute exist only in the experimental channel. Releases newer than v1.6 are judged like
-v1.6.
-
-## Why it matters
-An apiVersion the cluster's CRDs do not serve makes `helmfile apply` fail halfway (`no matches for
-kind`), or silently targets CRDs that the installed controller does not watch.
-
-## How to fix
-Make route apiVersions chart values derived from the declared Gateway API version (the charts'
-`gatewayApi.version`/`channel`), and keep them in step with `settings.gatewayApi` in the policy.
-
-## Example
-`apiVersion: gateway.networking.k8s.io/v1alpha2` + `kind: UDPRoute` with the default policy (v1.6
-standard): `UDPRoute nvcf/worker-quic uses gateway.networking.k8s.io/v1alpha2, which Gateway API v1.6
-(standard channel …) does not serve (served: gateway.networking.k8s.io/v1)`. Fix:
-`apiVersion: gateway.networking.k8s.io/v1`.
-"#;

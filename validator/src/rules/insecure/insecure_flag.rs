@@ -1,0 +1,324 @@
+//! `insecure-flag`: a container argument, environment variable, object field or helmfile state value
+//! that turns certificate verification or TLS off.
+
+use super::*;
+
+/// One insecure setting found in a values tree: where, what, and its effect.
+struct Hit {
+    path: String,
+    shown: String,
+    effect: &'static str,
+}
+
+/// Walk helm values (or an object's spec when `keys_only`): insecure keys at any depth, env-style
+/// `{name, value}` entries, and insecure flags in string lists or `-`-prefixed strings.
+/// `skip` excludes paths another rule reports.
+fn scan_values(
+    v: &Value,
+    path: &mut Vec<String>,
+    keys_only: bool,
+    skip: &dyn Fn(&[String]) -> bool,
+    hits: &mut Vec<Hit>,
+) {
+    match v {
+        Value::Object(m) => {
+            if !keys_only {
+                if let (Some(Value::String(name)), Some(val)) = (m.get("name"), m.get("value")) {
+                    if let Some(effect) = insecure_setting(name, val) {
+                        hits.push(Hit {
+                            path: show_path(path),
+                            shown: format!("{}: {name}={}", show_path(path), short(val)),
+                            effect,
+                        });
+                    }
+                }
+            }
+            for (k, child) in m {
+                path.push(k.clone());
+                if !skip(path) {
+                    let scalar = !child.is_object() && !child.is_array();
+                    let tls_off = !keys_only
+                        && path.len() == 2
+                        && norm(&path[0]) == "tls"
+                        && norm(k) == "enabled"
+                        && falsy(child);
+                    if scalar {
+                        if let Some(effect) = insecure_setting(k, child) {
+                            hits.push(Hit {
+                                path: show_path(path),
+                                shown: format!("{}: {}", show_path(path), short(child)),
+                                effect,
+                            });
+                        } else if tls_off {
+                            hits.push(Hit {
+                                path: show_path(path),
+                                shown: format!("tls.enabled: {}", short(child)),
+                                effect: "turns TLS off",
+                            });
+                        }
+                    }
+                    if let (false, Value::String(s)) = (keys_only, child) {
+                        if s.trim_start().starts_with('-') {
+                            let mut words = Vec::new();
+                            push_words(s, &mut words);
+                            for (shown, effect) in insecure_flags(&words) {
+                                hits.push(Hit {
+                                    path: show_path(path),
+                                    shown: format!("{}: {shown}", show_path(path)),
+                                    effect,
+                                });
+                            }
+                        }
+                    }
+                    scan_values(child, path, keys_only, skip, hits);
+                }
+                path.pop();
+            }
+        }
+        Value::Array(items) => {
+            if !keys_only {
+                let words: Vec<String> = items.iter().filter(|i| i.is_string()).map(scalar_text).collect();
+                let mut tokens = Vec::new();
+                for w in &words {
+                    push_words(w, &mut tokens);
+                }
+                for (shown, effect) in insecure_flags(&tokens) {
+                    hits.push(Hit {
+                        path: show_path(path),
+                        shown: format!("{}: {shown}", show_path(path)),
+                        effect,
+                    });
+                }
+            }
+            for (i, item) in items.iter().enumerate() {
+                if item.is_object() || item.is_array() {
+                    path.push(format!("[{i}]"));
+                    scan_values(item, path, keys_only, skip, hits);
+                    path.pop();
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for obj in rendered(ctx.graph) {
+        for (list, c) in obj.containers() {
+            let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
+            for (shown, effect) in insecure_flags(&cmdline(c)) {
+                let needle = shown.split(['=', ' ']).next().unwrap_or(&shown).to_string();
+                out.push(
+                    Finding::object_at(
+                        INSECURE_FLAG,
+                        obj,
+                        &needle,
+                        format!("{who} runs with `{shown}`, which {effect}"),
+                    )
+                    .with_help(format!(
+                        "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
+                    )),
+                );
+            }
+            for EnvVar {
+                name,
+                value,
+                from,
+                needle,
+            } in env_of(ctx.graph, obj, c)
+            {
+                if let Some(effect) = insecure_setting(&name, &value) {
+                    let via = from.map(|f| format!(" (from {f})")).unwrap_or_default();
+                    out.push(
+                        Finding::object_at(
+                            INSECURE_FLAG,
+                            obj,
+                            &needle,
+                            format!("{who} sets `{name}={}`{via}, which {effect}", short(&value)),
+                        )
+                        .with_help(format!(
+                            "remove `{name}` or set it to false; trust comes from the certificate and the trust bundle"
+                        )),
+                    );
+                }
+            }
+        }
+        if matches!(obj.kind.as_str(), "ConfigMap" | "Secret" | "CustomResourceDefinition") {
+            continue;
+        }
+        if let Some(spec) = obj.at("/spec") {
+            let mut hits = Vec::new();
+            scan_values(spec, &mut vec!["spec".to_string()], true, &|_| false, &mut hits);
+            for h in hits {
+                let key = h.path.rsplit('.').next().unwrap_or(&h.path).to_string();
+                out.push(
+                    Finding::object_at(
+                        INSECURE_FLAG,
+                        obj,
+                        &key,
+                        format!("{}: `{}` {}", obj.display(), h.shown, h.effect),
+                    )
+                    .with_help(format!("set `{}` to false and configure a CA bundle instead", h.path)),
+                );
+            }
+        }
+    }
+    if let Some(state) = ctx.state {
+        for r in state.installed() {
+            for h in release_value_hits(r) {
+                out.push(
+                    Finding::state(
+                        INSECURE_FLAG,
+                        Some(ctx.environment),
+                        Some(r.id()),
+                        &r.file,
+                        r.line,
+                        format!("release {}: value `{}` {}", r.id(), h.shown, h.effect),
+                    )
+                    .with_help(format!(
+                        "remove `{}` from the release's values (or set it false); the charts refuse it at render time",
+                        h.path
+                    )),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Insecure settings in a release's values: the merged values (or, when helmfile could not
+/// compute them, the inline values) and `set:` entries.
+fn release_value_hits(r: &Release) -> Vec<Hit> {
+    let bao = is_openbao(r);
+    // The OpenBao chart's `global.tlsDisable` is plaintext-endpoint's finding.
+    let skip = move |p: &[String]| bao && p.len() == 2 && p[0] == "global" && p[1] == "tlsDisable";
+    let mut hits = Vec::new();
+    if r.values.is_null() {
+        for v in r.declared_values.iter().filter(|v| v.is_object()) {
+            scan_values(v, &mut Vec::new(), false, &skip, &mut hits);
+        }
+    } else {
+        scan_values(&r.values, &mut Vec::new(), false, &skip, &mut hits);
+    }
+    for (name, value) in &r.set {
+        let path: Vec<String> = name.split('.').map(str::to_string).collect();
+        if skip(&path) {
+            continue;
+        }
+        let last = name.rsplit('.').next().unwrap_or(name);
+        let last = last.split('[').next().unwrap_or(last);
+        if let Some(effect) = insecure_setting(last, value) {
+            hits.push(Hit {
+                path: format!("set {name}"),
+                shown: format!("set {name}={}", short(value)),
+                effect,
+            });
+        }
+        match value {
+            Value::String(s) if s.trim_start().starts_with('-') => {
+                let mut words = Vec::new();
+                push_words(s, &mut words);
+                for (shown, effect) in insecure_flags(&words) {
+                    hits.push(Hit {
+                        path: format!("set {name}"),
+                        shown: format!("set {name}={shown}"),
+                        effect,
+                    });
+                }
+            }
+            Value::Object(_) | Value::Array(_) => {
+                scan_values(value, &mut vec![format!("set {name}")], false, &skip, &mut hits)
+            }
+            _ => {}
+        }
+    }
+    hits
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::*;
+    use super::*;
+
+    use crate::policy::Policy;
+
+    use crate::stack::Stack;
+    use crate::testkit::*;
+    use serde_json::json;
+
+    #[test]
+    fn insecure_state_values() {
+        let mut router = rel(
+            "helmfile.yaml",
+            40,
+            "nvcf",
+            "request-router",
+            local("charts/request-router"),
+        );
+        router.values = json!({
+            "quicInsecure": true,
+            "allowInsecureRemoteWatchHttp": "true",
+            "extraArgs": ["--listen-addr=0.0.0.0:50071", "--enable-dev-peer-forwarding"],
+            "extraEnv": [{"name": "STARGATE_QUIC_INSECURE", "value": "1"}],
+            "tls": {"enabled": false},
+            "gateway": {"backendTLS": {"insecureSkipVerify": "yes"}},
+            // near misses
+            "grpcInsecure": false,
+            "metrics": {"tls": {"enabled": false}},
+            "docs": "the flag --quic-insecure is refused",
+        });
+        router.set = vec![
+            ("workerProfile.insecureSkipVerify".into(), json!("true")),
+            ("router.quicInsecure".into(), json!(false)),
+        ];
+        let mut inline_only = rel("pki/helmfile.yaml", 7, "nvcf", "nvcf-pki", local("charts/nvcf-pki"));
+        inline_only.declared_values = vec![
+            json!("values/nvcf-pki.yaml"),
+            json!({"workerProfile": {"insecureSkipVerify": true}}),
+        ];
+        let st = state(vec![router, inline_only], vec![]);
+        let f = run(INSECURE_FLAG, &st, &[]);
+        let shown: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(f.len(), 8, "{shown:#?}");
+        assert!(f.iter().all(|f| f.rule == INSECURE_FLAG && f.object.is_none()));
+        assert_eq!(
+            f[7].source.as_ref().map(|s| (s.file.as_str(), s.line)),
+            Some(("pki/helmfile.yaml", Some(7)))
+        );
+        insta::assert_json_snapshot!(f);
+    }
+
+    #[test]
+    fn findings_point_at_the_line_in_the_right_document() {
+        let yaml = "# --quic-insecure is forbidden\napiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - name: a\n      image: x:1.0.0\n      args: [--quic-insecure]\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec:\n  containers:\n    - name: b\n      image: x:1.0.0\n      args: [--quic-insecure]\n";
+        let g = crate::testkit::graph("default", yaml);
+        let p = Policy::default();
+        let f = (rule(INSECURE_FLAG).check)(&crate::testkit::ctx(&g, &p));
+        let lines: Vec<Option<usize>> = f.iter().map(|f| f.source.as_ref().unwrap().line).collect();
+        assert_eq!(lines, [Some(9), Some(18)]);
+    }
+
+    #[test]
+    fn state_pass_reports_values_and_object_pass_reports_containers() {
+        let g = crate::testkit::graph("default", "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec:\n  containers:\n    - {name: a, image: 'x:1.0.0', args: [--quic-insecure]}\n");
+        let mut router = rel(
+            "helmfile.yaml",
+            40,
+            "nvcf",
+            "request-router",
+            local("charts/request-router"),
+        );
+        router.values = json!({"quicInsecure": true});
+        let st = state(vec![router], vec![]);
+        let (stack, policy) = (Stack::default(), Policy::default());
+        let c = state_ctx(&g, &policy, &stack, &st, &[]);
+        let mine = |f: Vec<Finding>| f.into_iter().filter(|f| f.rule == INSECURE_FLAG).collect::<Vec<_>>();
+        let state_pass = mine(crate::rules::run(&c, Scope::State));
+        assert_eq!(state_pass.len(), 1, "{state_pass:#?}");
+        assert!(state_pass[0].object.is_none() && state_pass[0].message.contains("quicInsecure"));
+        let object_pass = mine(crate::rules::run(&c, Scope::Objects));
+        assert_eq!(object_pass.len(), 1, "{object_pass:#?}");
+        assert!(object_pass[0].object.is_some() && object_pass[0].message.contains("--quic-insecure"));
+    }
+}

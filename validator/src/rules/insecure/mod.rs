@@ -1,0 +1,369 @@
+//! Rule family: insecure transport.
+//!
+//! - `insecure-flag`: a container argument, environment variable, object field or helmfile state
+//!   value that turns certificate verification or TLS off.
+//! - `plaintext-endpoint`: an endpoint that must speak TLS is plaintext (Vault/OpenBao servers,
+//!   the OpenBao listener, the workers' gRPC dial address, worker gRPC behind a plain TCP
+//!   listener).
+//!
+//! Both rules have `Scope::StateAndObjects`: the object part runs on every graph (and on
+//! `--manifests` input); the state part reads the helmfile state values in the state pass, which
+//! also runs when rendering failed — the charts refuse insecure values at render time, so the
+//! state values are where such a mistake is visible even when nothing renders.
+//!
+//! One file per rule (its check and unit tests) with its explain text beside it as markdown. The
+//! helpers here (command-line and flag parsing, environment resolution, value walks) and in
+//! `switches` (truthiness, insecure switch names, HCL assignments) are shared by both rules.
+
+use super::{Ctx, Rule, Scope};
+use crate::finding::{Finding, Severity};
+use crate::graph::{Graph, Object};
+use crate::router;
+use crate::stack::{ChartRef, Release};
+use serde_json::Value;
+
+mod insecure_flag;
+mod plaintext_endpoint;
+mod switches;
+use switches::*;
+
+pub static RULES: &[Rule] = &[
+    Rule {
+        id: INSECURE_FLAG,
+        family: "insecure transport",
+        severity: Severity::Error,
+        summary: "a container arg/env, object field or state value turns TLS or certificate verification off",
+        explain: include_str!("insecure-flag.md"),
+        scope: Scope::StateAndObjects,
+        check: insecure_flag::insecure_flag,
+    },
+    Rule {
+        id: PLAINTEXT_ENDPOINT,
+        family: "insecure transport",
+        severity: Severity::Error,
+        summary:
+            "a TLS-required endpoint is plaintext (http:// Vault/OpenBao, tls_disable, gRPC dial address, TCP listener)",
+        explain: include_str!("plaintext-endpoint.md"),
+        scope: Scope::StateAndObjects,
+        check: plaintext_endpoint::plaintext_endpoint,
+    },
+];
+
+const INSECURE_FLAG: &str = "insecure-flag";
+const PLAINTEXT_ENDPOINT: &str = "plaintext-endpoint";
+
+/// The command line of a container (`crate::router::command_line`). An entry holding several
+/// words (a `sh -c` script, `"--flag value"`) is split on whitespace with quotes and shell
+/// punctuation stripped. Broader than `crate::router::parse_flags` on purpose (every element, any
+/// scalar, `-flag` too): this hunts any client's insecure switch, not the router's contract.
+fn cmdline(c: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    for a in router::command_line(c) {
+        push_words(&scalar_text(a), &mut out);
+    }
+    out
+}
+
+fn push_words(s: &str, out: &mut Vec<String>) {
+    let t = s.trim();
+    if t.contains(char::is_whitespace) {
+        out.extend(
+            t.split_whitespace()
+                .map(|w| {
+                    w.trim_matches(|c| matches!(c, '"' | '\'' | ';' | '&' | '|' | '(' | ')' | '`'))
+                        .to_string()
+                })
+                .filter(|w| !w.is_empty()),
+        );
+    } else if !t.is_empty() {
+        out.push(t.to_string());
+    }
+}
+
+/// One flag on a command line.
+#[derive(Debug)]
+struct FlagUse {
+    /// As written, without the value (`--quic-insecure`).
+    flag: String,
+    /// Normalised name (`quicinsecure`).
+    name: String,
+    /// `--flag=value`
+    inline: Option<String>,
+    /// The next token when it is not itself a flag (`--flag value`).
+    next: Option<String>,
+}
+
+impl FlagUse {
+    /// The flag's value: the inline one, else the next token.
+    fn value(&self) -> Option<&str> {
+        self.inline.as_deref().or(self.next.as_deref())
+    }
+
+    /// Whether a switch-type flag is on. `--flag=false` is off; a following `false` is not read
+    /// as the value by Go's flag parsers (it becomes a positional argument), so it stays on.
+    fn on(&self) -> bool {
+        match &self.inline {
+            Some(v) => !falsy_str(v),
+            None => true,
+        }
+    }
+}
+
+fn flag_uses(tokens: &[String]) -> Vec<FlagUse> {
+    let mut out = Vec::new();
+    for (i, t) in tokens.iter().enumerate() {
+        let body = match t.strip_prefix("--").or_else(|| t.strip_prefix('-')) {
+            Some(b) if b.starts_with(|c: char| c.is_ascii_alphabetic()) => b,
+            _ => continue,
+        };
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (body, None),
+        };
+        let next = if inline.is_none() {
+            tokens.get(i + 1).filter(|n| !n.starts_with('-')).cloned()
+        } else {
+            None
+        };
+        let flag = format!("{}{name}", &t[..t.len() - body.len()]);
+        out.push(FlagUse {
+            flag,
+            name: norm(name),
+            inline,
+            next,
+        });
+    }
+    out
+}
+
+/// An insecure switch among flags: (the flag as written with its value, what it does).
+fn insecure_flags(tokens: &[String]) -> Vec<(String, &'static str)> {
+    let mut out = Vec::new();
+    for f in flag_uses(tokens) {
+        let effect = if f.on() { insecure_effect(&f.name) } else { None }.or_else(|| {
+            match (&f.inline, verify_switch(&f.name)) {
+                (Some(v), true) if falsy_str(v) => Some("turns off TLS certificate verification"),
+                _ => None,
+            }
+        });
+        if let Some(e) = effect {
+            let shown = match (&f.inline, &f.next) {
+                (Some(v), _) => format!("{}={v}", f.flag),
+                (None, Some(n)) if truthy_str(n) || falsy_str(n) => format!("{} {n}", f.flag),
+                _ => f.flag.clone(),
+            };
+            out.push((shown, e));
+        }
+    }
+    out
+}
+
+/// One environment variable of a container.
+struct EnvVar {
+    name: String,
+    value: Value,
+    /// The ConfigMap it was resolved from (`envFrom`, `configMapKeyRef`).
+    from: Option<String>,
+    /// What to look for in the template to point at the line (the variable, or the `envFrom`
+    /// ConfigMap's name).
+    needle: String,
+}
+
+/// A container's environment: literal `env`, and `envFrom` ConfigMaps and `configMapKeyRef`s
+/// resolved in the graph.
+fn env_of(g: &Graph, obj: &Object, c: &Value) -> Vec<EnvVar> {
+    let ns = obj.namespace.as_deref();
+    let cm_data = |name: &str| {
+        g.get("", "ConfigMap", ns, name)
+            .and_then(|cm| cm.at("/data"))
+            .and_then(Value::as_object)
+    };
+    let mut out = Vec::new();
+    for from in c.get("envFrom").and_then(Value::as_array).into_iter().flatten() {
+        let Some(name) = from.pointer("/configMapRef/name").and_then(Value::as_str) else {
+            continue;
+        };
+        let prefix = from.get("prefix").and_then(Value::as_str).unwrap_or_default();
+        for (k, v) in cm_data(name).into_iter().flatten() {
+            out.push(EnvVar {
+                name: format!("{prefix}{k}"),
+                value: v.clone(),
+                from: Some(format!("ConfigMap {name}")),
+                needle: name.to_string(),
+            });
+        }
+    }
+    for e in c.get("env").and_then(Value::as_array).into_iter().flatten() {
+        let Some(name) = e.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        if let Some(v) = e.get("value") {
+            out.push(EnvVar {
+                name: name.to_string(),
+                value: v.clone(),
+                from: None,
+                needle: name.to_string(),
+            });
+        } else if let Some(r) = e.pointer("/valueFrom/configMapKeyRef") {
+            let (Some(cm), Some(key)) = (
+                r.get("name").and_then(Value::as_str),
+                r.get("key").and_then(Value::as_str),
+            ) else {
+                continue;
+            };
+            if let Some(v) = cm_data(cm).and_then(|d| d.get(key)) {
+                out.push(EnvVar {
+                    name: name.to_string(),
+                    value: v.clone(),
+                    from: Some(format!("ConfigMap {cm}")),
+                    needle: name.to_string(),
+                });
+            }
+        }
+    }
+    out
+}
+
+fn container_name(c: &Value) -> &str {
+    c.get("name").and_then(Value::as_str).unwrap_or("?")
+}
+
+/// Singular of a pod spec's container list name, for messages.
+fn list_word(list: &str) -> &'static str {
+    match list {
+        "initContainers" => "initContainer",
+        "ephemeralContainers" => "ephemeralContainer",
+        _ => "container",
+    }
+}
+
+/// Objects produced by the stack (policy externals excluded).
+fn rendered(g: &Graph) -> impl Iterator<Item = &Object> {
+    g.objects.iter().filter(|o| !o.prov.external)
+}
+
+fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let host = rest.split('/').next().unwrap_or_default();
+    let host = if let Some(h) = host.strip_prefix('[') {
+        h.split(']').next().unwrap_or_default()
+    } else {
+        host.split(':').next().unwrap_or_default()
+    };
+    host.eq_ignore_ascii_case("localhost") || host.starts_with("127.") || host == "::1"
+}
+
+fn is_http(url: &str) -> bool {
+    url.trim().get(..7).is_some_and(|p| p.eq_ignore_ascii_case("http://"))
+}
+
+fn is_https(url: &str) -> bool {
+    url.trim().get(..8).is_some_and(|p| p.eq_ignore_ascii_case("https://"))
+}
+
+/// `a.b[0].c` for messages.
+fn show_path(path: &[String]) -> String {
+    let mut s = String::new();
+    for p in path {
+        if p.starts_with('[') {
+            s.push_str(p);
+        } else {
+            if !s.is_empty() {
+                s.push('.');
+            }
+            s.push_str(p);
+        }
+    }
+    s
+}
+
+fn short(v: &Value) -> String {
+    let t = scalar_text(v);
+    if t.chars().count() > 60 {
+        format!("{}…", t.chars().take(60).collect::<String>())
+    } else {
+        t
+    }
+}
+
+/// The upstream OpenBao (or HashiCorp Vault) server chart.
+fn is_openbao(r: &Release) -> bool {
+    let chart = match &r.chart_ref {
+        ChartRef::Repo { chart, .. } => chart.as_str(),
+        ChartRef::Oci { url } => url.rsplit('/').next().unwrap_or_default(),
+        ChartRef::Other { raw } => raw.rsplit('/').next().unwrap_or_default(),
+        ChartRef::Local { .. } => return false,
+    };
+    let chart = chart.split(':').next().unwrap_or(chart);
+    let chart = chart
+        .strip_suffix(".tgz")
+        .map(|c| c.rsplit_once('-').map(|(n, _)| n).unwrap_or(c))
+        .unwrap_or(chart);
+    chart == "openbao" || chart == "vault"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Policy;
+    use crate::render::ReleaseStatus;
+    use crate::stack::Stack;
+    use crate::testkit::*;
+
+    pub(super) fn rule(id: &str) -> &'static Rule {
+        RULES.iter().find(|r| r.id == id).unwrap()
+    }
+
+    pub(super) fn words(s: &[&str]) -> Vec<String> {
+        s.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn fixtures_fire_and_stay_silent() {
+        every_object_rule_has_fixtures("insecure", RULES);
+        for (stem, findings) in check_family("insecure", RULES) {
+            insta::assert_json_snapshot!(stem, findings);
+        }
+    }
+
+    #[test]
+    fn flag_spellings() {
+        let on = |args: &[&str]| {
+            insecure_flags(&words(args))
+                .into_iter()
+                .map(|(s, _)| s)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(on(&["--quic-insecure"]), ["--quic-insecure"]);
+        assert_eq!(on(&["--quic-insecure=true"]), ["--quic-insecure=true"]);
+        assert_eq!(on(&["--quic-insecure=TRUE"]), ["--quic-insecure=TRUE"]);
+        assert_eq!(on(&["--quic-insecure", "true"]), ["--quic-insecure true"]);
+        assert_eq!(
+            on(&["--quic-insecure", "false"]),
+            ["--quic-insecure false"],
+            "a separate false is a positional argument"
+        );
+        assert_eq!(on(&["-insecure"]), ["-insecure"]);
+        assert_eq!(on(&["--tls-verify=false"]), ["--tls-verify=false"]);
+        assert!(on(&[
+            "--quic-insecure=false",
+            "--insecure-skip-tls-verify=0",
+            "--insecure-port=0",
+            "--tls-verify=true",
+            "--",
+            "-",
+            "-5"
+        ])
+        .is_empty());
+        let mut shell = Vec::new();
+        push_words("exec router --enable-dev-peer-forwarding; sleep 1", &mut shell);
+        assert_eq!(
+            on(&shell.iter().map(String::as_str).collect::<Vec<_>>()),
+            ["--enable-dev-peer-forwarding"]
+        );
+    }
+
+    pub(super) fn run(rule_id: &str, st: &crate::stack::EnvState, status: &[ReleaseStatus]) -> Vec<Finding> {
+        run_state(rule(rule_id), st, &Stack::default(), &Policy::default(), status)
+    }
+}

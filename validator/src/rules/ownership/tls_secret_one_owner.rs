@@ -1,0 +1,224 @@
+//! `tls-secret-one-owner`: every TLS Secret has one writer (a Certificate, a rendered Secret or a pre-created one).
+
+use super::*;
+
+/// Who writes a TLS Secret, in precedence order (the first writer is the owner).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum WriterKind {
+    PreCreated,
+    RenderedSecret,
+    Certificate,
+}
+
+struct Writer<'a> {
+    kind: WriterKind,
+    obj: &'a Object,
+    /// How it writes, for messages (`Certificate nvcf/router (spec.secretName)`).
+    how: String,
+}
+
+fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+/// Secrets written by cert-manager's gateway-shim / ingress-shim for an annotated object.
+fn shim_secrets(o: &Object) -> Vec<(String, String)> {
+    let annotated = o.annotations().is_some_and(|a| {
+        a.contains_key("cert-manager.io/issuer")
+            || a.contains_key("cert-manager.io/cluster-issuer")
+            || a.get("kubernetes.io/tls-acme").and_then(Value::as_str) == Some("true")
+    });
+    let ns = o.namespace.clone().unwrap_or_default();
+    let mut out = Vec::new();
+    if !annotated {
+        return out;
+    }
+    match (o.group(), o.kind.as_str()) {
+        ("gateway.networking.k8s.io", "Gateway") => {
+            for l in o.at("/spec/listeners").and_then(Value::as_array).into_iter().flatten() {
+                if l.pointer("/tls/mode").and_then(Value::as_str).unwrap_or("Terminate") != "Terminate"
+                    || l.get("hostname").is_none()
+                {
+                    continue;
+                }
+                for r in l
+                    .pointer("/tls/certificateRefs")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if str_of(r, "kind").unwrap_or("Secret") == "Secret" && str_of(r, "group").unwrap_or("").is_empty()
+                    {
+                        if let Some(name) = str_of(r, "name") {
+                            out.push((str_of(r, "namespace").unwrap_or(&ns).to_string(), name.to_string()));
+                        }
+                    }
+                }
+            }
+        }
+        ("networking.k8s.io", "Ingress") => {
+            for t in o.at("/spec/tls").and_then(Value::as_array).into_iter().flatten() {
+                if let Some(name) = str_of(t, "secretName") {
+                    out.push((ns.clone(), name.to_string()));
+                }
+            }
+        }
+        _ => {}
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+pub(super) fn tls_secret_one_owner(ctx: &Ctx) -> Vec<Finding> {
+    // (namespace, secret name) → writers
+    let mut writers: BTreeMap<(String, String), Vec<Writer>> = BTreeMap::new();
+    let mut tls_secrets: std::collections::BTreeSet<(String, String)> = Default::default();
+    for o in &ctx.graph.objects {
+        let ns = o.namespace.clone().unwrap_or_default();
+        match (o.group(), o.kind.as_str()) {
+            ("cert-manager.io", "Certificate") if !o.prov.external => {
+                if let Some(s) = o.str_at("/spec/secretName") {
+                    tls_secrets.insert((ns.clone(), s.to_string()));
+                    let how = format!("Certificate {ns}/{} (spec.secretName)", o.name);
+                    writers.entry((ns, s.to_string())).or_default().push(Writer {
+                        kind: WriterKind::Certificate,
+                        obj: o,
+                        how,
+                    });
+                }
+            }
+            ("", "Secret") => {
+                let tls = o.str_at("/type") == Some("kubernetes.io/tls")
+                    || ["/data/tls.crt", "/stringData/tls.crt"]
+                        .iter()
+                        .any(|p| o.at(p).is_some());
+                if tls {
+                    tls_secrets.insert((ns.clone(), o.name.clone()));
+                }
+                let (kind, how) = if o.prov.external {
+                    (
+                        WriterKind::PreCreated,
+                        format!(
+                            "Secret {ns}/{} declared pre-created in {}",
+                            o.name,
+                            o.prov.file.as_deref().unwrap_or("the policy")
+                        ),
+                    )
+                } else {
+                    (
+                        WriterKind::RenderedSecret,
+                        format!("Secret {ns}/{} rendered by {}", o.name, writer(o)),
+                    )
+                };
+                writers
+                    .entry((ns, o.name.clone()))
+                    .or_default()
+                    .push(Writer { kind, obj: o, how });
+            }
+            _ if !o.prov.external => {
+                for (sns, s) in shim_secrets(o) {
+                    tls_secrets.insert((sns.clone(), s.clone()));
+                    let how = format!(
+                        "{} via cert-manager's {} shim (certificate for {sns}/{s})",
+                        o.display(),
+                        o.kind
+                    );
+                    writers.entry((sns, s)).or_default().push(Writer {
+                        kind: WriterKind::Certificate,
+                        obj: o,
+                        how,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (key, mut ws) in writers {
+        if ws.len() < 2 || !tls_secrets.contains(&key) {
+            continue;
+        }
+        ws.sort_by_key(|w| w.kind);
+        let owner = &ws[0];
+        for (i, w) in ws.iter().enumerate().skip(1) {
+            // Two rendered Secrets of one identity are object-one-owner's finding.
+            if w.kind == WriterKind::RenderedSecret && ws[..i].iter().any(|p| p.kind == WriterKind::RenderedSecret) {
+                continue;
+            }
+            // Two pre-created declarations are one object outside the stack.
+            if w.kind == WriterKind::PreCreated {
+                continue;
+            }
+            let (msg, help) = match owner.kind {
+                WriterKind::PreCreated => (
+                    format!("{} writes TLS Secret {}/{}, which {} declares pre-created: the stack would overwrite the customer's certificate", w.how, key.0, key.1, owner.obj.prov.file.as_deref().unwrap_or("the policy")),
+                    "in secret mode the customer owns the Secret: render no Certificate or Secret for it (or remove the external declaration if the stack should own it)",
+                ),
+                _ => (
+                    format!("{} is a second writer of TLS Secret {}/{}; it is already written by {}", w.how, key.0, key.1, owner.how),
+                    "keep one writer per TLS Secret: give each Certificate its own secretName and do not render the Secret itself",
+                ),
+            };
+            let needle = match (w.kind, w.obj.kind.as_str()) {
+                (WriterKind::Certificate, "Certificate") | (WriterKind::Certificate, "Ingress") => "secretName:",
+                (WriterKind::Certificate, _) => "certificateRefs:",
+                _ => "kind: Secret",
+            };
+            out.push(Finding::object_at(TLS_SECRET_ONE_OWNER, w.obj, needle, msg).with_help(help));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::*;
+    use super::*;
+
+    use crate::graph::Graph;
+    use crate::policy::Policy;
+
+    #[test]
+    fn shim_annotated_gateway_alone_is_one_writer() {
+        let yaml = "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: nvcf\n  namespace: nvcf-gateway\n  annotations: {cert-manager.io/cluster-issuer: openbao}\nspec:\n  listeners:\n    - {name: llm, protocol: HTTPS, port: 443, hostname: llm.example.com, tls: {certificateRefs: [{name: llm-tls}]}}\n    - {name: raw, protocol: TLS, port: 8443, hostname: raw.example.com, tls: {mode: Passthrough, certificateRefs: [{name: llm-tls}]}}\n";
+        let g = crate::testkit::graph("default", yaml);
+        let p = Policy::default();
+        assert!((rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p)).is_empty());
+        // The same Gateway plus an Ingress annotated for the ingress-shim writing the same Secret.
+        let ingress = "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: llm\n  namespace: nvcf-gateway\n  annotations: {cert-manager.io/issuer: local}\nspec:\n  tls: [{hosts: [llm.example.com], secretName: llm-tls}]\n";
+        let g = crate::testkit::graph("default", &format!("{yaml}{ingress}"));
+        let f = (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].message
+                .starts_with("Ingress nvcf-gateway/llm via cert-manager's Ingress shim"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn externals_are_not_object_owners_but_are_tls_secret_owners() {
+        let secret =
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: router-tls, namespace: nvcf}\ntype: kubernetes.io/tls\n";
+        let g = Graph::new(
+            "default",
+            vec![obj(secret, "", true), obj(secret, "nvcf/nvcf-pki", false)],
+        );
+        let p = Policy::default();
+        let c = crate::testkit::ctx(&g, &p);
+        assert!((rule(OBJECT_ONE_OWNER).check)(&c).is_empty());
+        let f = (rule(TLS_SECRET_ONE_OWNER).check)(&c);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].release.as_deref(), Some("nvcf/nvcf-pki"));
+        assert!(
+            f[0].message.contains("validator-policy.yaml declares pre-created"),
+            "{}",
+            f[0].message
+        );
+        // Only the external: one writer, silent.
+        let g = Graph::new("default", vec![obj(secret, "", true)]);
+        assert!((rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p)).is_empty());
+    }
+}

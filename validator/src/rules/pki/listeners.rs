@@ -1,0 +1,166 @@
+//! Gateway listeners and the routes attached to them: which names clients send to a listener, and
+//! who terminates TLS for a dial host.
+
+use super::*;
+
+/// The identities behind a terminating listener's certificateRefs; `None` when the listener
+/// does not terminate TLS or no reference resolves to something the stack describes.
+pub(super) fn listener_identities<'a>(g: &'a Graph, gw: &Object, l: &Value) -> Option<Vec<Identity<'a>>> {
+    let proto = l.get("protocol").and_then(Value::as_str)?;
+    let terminates =
+        proto == "HTTPS" || (proto == "TLS" && str_at(l, "/tls/mode").unwrap_or("Terminate") == "Terminate");
+    if !terminates {
+        return None;
+    }
+    let ids: Vec<_> = items(l, "/tls/certificateRefs")
+        .filter(|r| r.get("kind").and_then(Value::as_str).unwrap_or("Secret") == "Secret")
+        .filter(|r| r.get("group").and_then(Value::as_str).unwrap_or("").is_empty())
+        .filter_map(|r| {
+            let name = r.get("name").and_then(Value::as_str)?;
+            let ns = r.get("namespace").and_then(Value::as_str).unwrap_or(ns_of(gw));
+            identity(g, ns, name)
+        })
+        .collect();
+    (!ids.is_empty()).then_some(ids)
+}
+
+pub(super) fn route_hostnames(route: &Object) -> Vec<String> {
+    strings(&route.body, "/spec/hostnames")
+}
+
+pub(super) fn gateway_routes(g: &Graph) -> impl Iterator<Item = &Object> {
+    g.objects
+        .iter()
+        .filter(|o| o.group() == GW && matches!(o.kind.as_str(), "HTTPRoute" | "GRPCRoute" | "TLSRoute"))
+}
+
+/// Does parentRef `pr` of `route` attach to listener `l` of `gw` (name, section, port)?
+pub(super) fn attaches(route: &Object, pr: &Value, gw: &Object, l: &Value) -> bool {
+    let kind = pr.get("kind").and_then(Value::as_str).unwrap_or("Gateway");
+    let group = pr.get("group").and_then(Value::as_str).unwrap_or(GW);
+    let ns = pr.get("namespace").and_then(Value::as_str).unwrap_or(ns_of(route));
+    if kind != "Gateway" || group != GW || ns != ns_of(gw) || pr.get("name").and_then(Value::as_str) != Some(&gw.name) {
+        return false;
+    }
+    let lname = l.get("name").and_then(Value::as_str);
+    if let Some(sec) = pr.get("sectionName").and_then(Value::as_str) {
+        if Some(sec) != lname {
+            return false;
+        }
+    }
+    if let Some(port) = pr.get("port").and_then(Value::as_u64) {
+        if l.get("port").and_then(Value::as_u64) != Some(port) {
+            return false;
+        }
+    }
+    let proto = l.get("protocol").and_then(Value::as_str).unwrap_or("");
+    match route.kind.as_str() {
+        "TLSRoute" => proto == "TLS",
+        _ => proto == "HTTPS" || proto == "HTTP",
+    }
+}
+
+/// The names clients will send to a listener: its exact hostname; or, for a wildcard or empty
+/// hostname, the hostnames of attached routes intersected with it (a route without hostnames
+/// inherits the listener's wildcard); the wildcard itself when no route attaches.
+pub(super) fn listener_names(g: &Graph, gw: &Object, l: &Value) -> Vec<String> {
+    let lhost = l.get("hostname").and_then(Value::as_str).filter(|h| !h.is_empty());
+    if let Some(h) = lhost.filter(|h| !h.starts_with("*.")) {
+        return vec![h.to_string()];
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut attached = false;
+    for route in gateway_routes(g) {
+        if !items(&route.body, "/spec/parentRefs").any(|pr| attaches(route, pr, gw, l)) {
+            continue;
+        }
+        attached = true;
+        let hosts = route_hostnames(route);
+        if hosts.is_empty() {
+            out.extend(lhost.map(str::to_string));
+        }
+        for h in hosts {
+            match lhost {
+                None => out.push(h),
+                Some(lh) => out.extend(names::gateway_intersection(lh, &h)),
+            }
+        }
+    }
+    if !attached {
+        out.extend(lhost.map(str::to_string));
+    }
+    let mut seen = BTreeSet::new();
+    out.retain(|n| seen.insert(n.to_ascii_lowercase()));
+    out
+}
+
+/// Host of an `https://host[:port][/…]` dial address; `None` for plaintext or unparsable values.
+pub(super) fn https_host(addr: &str) -> Option<String> {
+    let rest = addr.strip_prefix("https://")?;
+    let hostport = rest.split('/').next()?;
+    let host = if let Some(v6) = hostport.strip_prefix('[') {
+        v6.split(']').next()?.to_string()
+    } else {
+        match hostport.rsplit_once(':') {
+            Some((h, p)) if p.bytes().all(|b| b.is_ascii_digit()) => h.to_string(),
+            _ => hostport.to_string(),
+        }
+    };
+    (!host.is_empty()).then_some(host)
+}
+
+pub(super) enum Terminator<'a> {
+    Router,
+    Listener {
+        gw: &'a Object,
+        listener: &'a Value,
+    },
+    /// Carried by a route whose Gateway or listener the stack does not describe: not judged here.
+    Unknown,
+}
+
+/// Who terminates TLS for the gRPC dial host: the Gateway listener a route carries it through,
+/// else the router itself.
+pub(super) fn grpc_terminator<'a>(g: &'a Graph, host: &str) -> Terminator<'a> {
+    let mut carried = false;
+    let mut best: Option<(u8, &'a Object, &'a Value)> = None;
+    for route in gateway_routes(g) {
+        let hosts = route_hostnames(route);
+        let explicit = hosts.iter().any(|h| names::gateway_matches(h, host));
+        if !hosts.is_empty() && !explicit {
+            continue;
+        }
+        carried |= explicit;
+        for pr in items(&route.body, "/spec/parentRefs") {
+            let ns = pr.get("namespace").and_then(Value::as_str).unwrap_or(ns_of(route));
+            let Some(name) = pr.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let Some(gw) = g.get(GW, "Gateway", Some(ns), name) else {
+                carried |= explicit;
+                continue;
+            };
+            for l in items(&gw.body, "/spec/listeners").filter(|l| attaches(route, pr, gw, l)) {
+                let rank = match l.get("hostname").and_then(Value::as_str) {
+                    Some(h) if h.starts_with("*.") && names::gateway_matches(h, host) => 1,
+                    Some(h) if names::gateway_matches(h, host) => 2,
+                    Some(_) => continue,
+                    None => 0,
+                };
+                carried = true;
+                if best.is_none_or(|(r, _, _)| rank > r) {
+                    best = Some((rank, gw, l));
+                }
+            }
+        }
+    }
+    match best {
+        Some((_, gw, l)) => match (l.get("protocol").and_then(Value::as_str), str_at(l, "/tls/mode")) {
+            (Some("HTTPS"), _) | (Some("TLS"), None | Some("Terminate")) => Terminator::Listener { gw, listener: l },
+            (Some("TLS"), Some("Passthrough")) => Terminator::Router,
+            _ => Terminator::Unknown, // plaintext listener: plaintext-endpoint's business
+        },
+        None if carried => Terminator::Unknown,
+        None => Terminator::Router,
+    }
+}

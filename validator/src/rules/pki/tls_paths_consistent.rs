@@ -1,0 +1,135 @@
+//! `tls-paths-consistent`: the router's TLS flags point at files its mounts actually provide.
+
+use super::*;
+
+const PATHS: &str = "tls-paths-consistent";
+/// Keys cert-manager writes into a TLS Secret.
+const TLS_KEYS: &[&str] = &["tls.crt", "tls.key", "ca.crt"];
+
+pub(super) fn check_paths(ctx: &Ctx) -> Vec<Finding> {
+    let g = ctx.graph;
+    let mut out = Vec::new();
+    for r in routers(g) {
+        let obj = r.obj;
+        let cert = r.flag(F_CERT).filter(|p| !p.is_empty());
+        let key = r.flag(F_KEY).filter(|p| !p.is_empty());
+        match (cert, key) {
+            (None, None) => continue,
+            (Some(_), None) | (None, Some(_)) => {
+                let (set, unset) = if cert.is_some() {
+                    (F_CERT, F_KEY)
+                } else {
+                    (F_KEY, F_CERT)
+                };
+                out.push(Finding::object_at(PATHS, obj, set, format!(
+                    "{} sets {set} but not {unset}: the router needs both (or neither) and the half-set pair either fails \
+                     at start or leaves QUIC without the intended certificate; set {unset} to the other file of the same \
+                     mounted TLS Secret",
+                    r.describe()
+                )));
+                continue;
+            }
+            (Some(_), Some(_)) => {}
+        }
+        let Some(pod) = obj.pod_spec() else { continue };
+        let tls = tls_secrets(g, ns_of(obj));
+        for (flag, path, want) in [
+            (F_CERT, cert.unwrap_or(""), "tls.crt"),
+            (F_KEY, key.unwrap_or(""), "tls.key"),
+        ] {
+            let Some(m) = mount_for(pod, r.container, path) else {
+                out.push(Finding::object_at(
+                    PATHS,
+                    obj,
+                    flag,
+                    format!(
+                    "{flag}={path} of {} is not inside any volume mounted in the container; mount the TLS Secret as a \
+                     directory and point {flag} at its {want}",
+                    r.describe()
+                ),
+                ));
+                continue;
+            };
+            let Some(vol) = m.volume.filter(|v| !volume_secrets(v).is_empty()) else {
+                let kind = m
+                    .volume
+                    .and_then(|v| v.as_object())
+                    .and_then(|o| o.keys().find(|k| *k != "name").cloned())
+                    .unwrap_or_else(|| "undeclared".into());
+                out.push(Finding::object_at(PATHS, obj, flag, format!(
+                    "{flag}={path} of {} points into volume {} ({kind}) mounted at {}, not a secret or projected volume \
+                     holding the TLS Secret; mount the Secret and point {flag} at its {want}",
+                    r.describe(),
+                    m.volume_name(),
+                    m.mount_path
+                )));
+                continue;
+            };
+            if m.sub_path().is_some() {
+                continue; // tls-mount-reloadable reports subPath mounts
+            }
+            match secret_key_at(vol, &m.rel) {
+                None => out.push(Finding::object_at(PATHS, obj, flag, format!(
+                    "{flag}={path} of {} names {} inside volume {} (mounted at {}), but the volume projects no such file; \
+                     point {flag} at {}/{want}",
+                    r.describe(),
+                    if m.rel.is_empty() { "the mount directory itself".to_string() } else { format!("`{}`", m.rel) },
+                    m.volume_name(),
+                    m.mount_path,
+                    m.mount_path
+                ))),
+                Some((secret, k)) if tls.contains(&secret) && !TLS_KEYS.contains(&k.as_str()) => out.push(Finding::object_at(PATHS, obj, flag, format!(
+                    "{flag}={path} of {} names `{k}` inside volume {} (mounted at {}), but the TLS Secret {secret} has only \
+                     the keys tls.crt, tls.key and ca.crt; point {flag} at {}/{want}",
+                    r.describe(),
+                    m.volume_name(),
+                    m.mount_path,
+                    m.mount_path
+                ))),
+                Some((secret, k)) if tls.contains(&secret) && k != want => out.push(Finding::object_at(PATHS, obj, flag, format!(
+                    "{flag}={path} of {} reads key `{k}` of the TLS Secret {secret}, but the {} is in `{want}`; point {flag} \
+                     at {}/{want}",
+                    r.describe(),
+                    if want == "tls.crt" { "certificate chain" } else { "private key" },
+                    m.mount_path
+                ))),
+                Some(_) => {}
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::*;
+    use super::*;
+
+    #[test]
+    fn paths_findings_say_what_to_set() {
+        let f = run(PATHS, &fixture("fires-tls-paths-consistent-half-set"));
+        assert_eq!(f.len(), 1);
+        assert!(
+            f[0].message.contains("sets --tls-cert-path but not --tls-key-path"),
+            "{}",
+            f[0].message
+        );
+        let f = run(PATHS, &fixture("fires-tls-paths-consistent-wrong-key"));
+        let all = messages(&f);
+        assert_eq!(f.len(), 2, "{all}");
+        assert!(all.contains("names `cert.pem` inside volume tls"), "{all}");
+        assert!(
+            all.contains(
+                "reads key `tls.crt` of the TLS Secret request-router-tls, but the private key is in `tls.key`"
+            ),
+            "{all}"
+        );
+        let f = run(PATHS, &fixture("fires-tls-paths-consistent-emptydir"));
+        assert_eq!(f.len(), 2, "{}", messages(&f));
+        assert!(
+            f[0].message.contains("points into volume tls (emptyDir)"),
+            "{}",
+            f[0].message
+        );
+    }
+}

@@ -1,0 +1,89 @@
+//! `vault-issuer-secure`: a Vault/OpenBao issuer talks TLS to OpenBao and authenticates without a static token.
+
+use super::*;
+
+const VAULT: &str = "vault-issuer-secure";
+
+pub(super) fn check_vault(ctx: &Ctx) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for iss in ctx.graph.objects.iter().filter(|o| is_issuer(o) && !o.prov.external) {
+        let Some(v) = iss.at("/spec/vault") else { continue };
+        let who = iss.display();
+        let server = str_at(v, "/server").unwrap_or("");
+        if !server.to_ascii_lowercase().starts_with("https://") {
+            out.push(Finding::object_at(VAULT, iss, "server", format!(
+                "{who} talks to Vault/OpenBao at `{server}`, not https: the CSR, the signed certificate and the \
+                 ServiceAccount token cross the network in clear; set spec.vault.server to https://… and turn the OpenBao \
+                 listener's TLS on"
+            )));
+        }
+        let has_bundle = str_at(v, "/caBundle").is_some_and(|s| !s.trim().is_empty());
+        let has_ref = v.pointer("/caBundleSecretRef").is_some_and(|r| !r.is_null());
+        if !has_bundle && !has_ref {
+            out.push(Finding::object_at(VAULT, iss, "vault:", format!(
+                "{who} has neither caBundle nor caBundleSecretRef: cert-manager then trusts the system roots for the OpenBao \
+                 listener instead of the stack's bootstrap CA; set caBundleSecretRef (or caBundle) to the CA that signed \
+                 OpenBao's serving certificate"
+            )));
+        } else if has_bundle && has_ref {
+            out.push(Finding::object_at(
+                VAULT,
+                iss,
+                "caBundle",
+                format!(
+                "{who} sets both caBundle and caBundleSecretRef; cert-manager accepts only one: keep caBundleSecretRef"
+            ),
+            ));
+        }
+        let path = str_at(v, "/path").unwrap_or("");
+        if !path.contains("/sign/") {
+            out.push(Finding::object_at(VAULT, iss, "path", format!(
+                "{who} uses path `{path}`, which is not a `<mount>/sign/<role>` path: cert-manager submits a CSR and needs \
+                 the role-constrained sign endpoint (issue/ generates keys in OpenBao, sign-verbatim/ bypasses the role); \
+                 set path: <intermediate mount>/sign/<role>"
+            )));
+        }
+        let auth = v.get("auth");
+        let sa = auth
+            .and_then(|a| a.pointer("/kubernetes/serviceAccountRef/name"))
+            .and_then(Value::as_str);
+        if sa.is_none() {
+            let method = match auth {
+                Some(a) if a.get("tokenSecretRef").is_some() => "a static token (tokenSecretRef)",
+                Some(a) if a.get("appRole").is_some() => "AppRole with a stored secret ID",
+                Some(a) if a.pointer("/kubernetes/secretRef").is_some() => {
+                    "a long-lived ServiceAccount token Secret (kubernetes.secretRef)"
+                }
+                Some(a) if a.get("clientCertificate").is_some() => "a client certificate stored in a Secret",
+                _ => "no auth method",
+            };
+            out.push(Finding::object_at(VAULT, iss, "auth", format!(
+                "{who} authenticates to OpenBao with {method}; use auth.kubernetes with serviceAccountRef (a short-lived, \
+                 audience-bound token cert-manager requests for a dedicated ServiceAccount) and a Kubernetes auth role bound \
+                 to it"
+            )));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::*;
+    use super::*;
+
+    #[test]
+    fn vault_issuer_problems_are_each_reported() {
+        let f = run(VAULT, &fixture("fires-vault-issuer-secure-http-token"));
+        let all = messages(&f);
+        assert_eq!(f.len(), 4, "{all}");
+        for want in [
+            "not https",
+            "neither caBundle nor caBundleSecretRef",
+            "not a `<mount>/sign/<role>` path",
+            "a static token (tokenSecretRef)",
+        ] {
+            assert!(all.contains(want), "missing `{want}` in\n{all}");
+        }
+    }
+}
