@@ -63,21 +63,22 @@ def measure(path: Path, cwd: Path):
         objs = report["summary"]["objects"]
     except (ValueError, KeyError):
         findings = located = objs = -1
-    return secs, usage.ru_maxrss / 1024, code, objs, findings, located
+    return secs, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, code, objs, findings, located
 
 
 with tempfile.TemporaryDirectory() as tmp:
     tmp = Path(tmp)
-    print(f"{'objects':>8} {'MB in':>6} {'time s':>8} {'peak MB':>8} {'exit':>4} {'findings':>8} "
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall time grows with other load; CPU time less so)")
+    print(f"{'objects':>8} {'MB in':>6} {'time s':>8} {'cpu s':>6} {'peak MB':>8} {'exit':>4} {'findings':>8} "
           f"{'with line':>9} {'time x':>7} {'mem x':>6} {'per-object':>10}")
     prev = None
     for n in SIZES:
         f = tmp / f"objects-{n}.yaml"
         write(f, n)
-        secs, mb, code, objs, findings, located = measure(f, tmp)
+        secs, cpu, mb, code, objs, findings, located = measure(f, tmp)
         growth = f"{secs / prev[1]:6.2f}x {mb / prev[2]:5.2f}x" if prev else f"{'-':>7} {'-':>6}"
         per = f"{secs / n * 1e6:7.1f} us"
-        print(f"{n:8} {f.stat().st_size / 1e6:6.1f} {secs:8.2f} {mb:8.1f} {code:4} {findings:8} {located:9} "
+        print(f"{n:8} {f.stat().st_size / 1e6:6.1f} {secs:8.2f} {cpu:6.2f} {mb:8.1f} {code:4} {findings:8} {located:9} "
               f"{growth} {per:>10}" + ("" if objs == n else f"  (report counted {objs} objects!)"))
         prev = (n, secs, mb)
     print("(one run each; `time x`/`mem x` = growth over the previous row; linear work grows like the object count)")

@@ -456,8 +456,17 @@ mod line_tests {
         assert_eq!(o.line_of("absent"), Some(4));
         // Comments never match; a path is followed line after line.
         let text: std::sync::Arc<str> = "kind: B\n# image: in a comment\nspec:\n  image: z\n  port: 1\n".into();
-        let prov = Provenance { line: Some(1), template_text: Some(text), ..Provenance::default() };
-        let o = Object::from_value(json!({"apiVersion":"v1","kind":"B","metadata":{"name":"b"}}), None, prov).unwrap();
+        let prov = Provenance {
+            line: Some(1),
+            template_text: Some(text),
+            ..Provenance::default()
+        };
+        let o = Object::from_value(
+            json!({"apiVersion":"v1","kind":"B","metadata":{"name":"b"}}),
+            None,
+            prov,
+        )
+        .unwrap();
         assert_eq!(o.line_of("image:"), Some(4));
         assert_eq!(o.line_of_path(&["spec:", "port:"], |l, n| l.contains(n)), Some(5));
     }

@@ -416,7 +416,10 @@ mod tests {
     #[test]
     fn merge_keys_are_applied_in_yaml_v2_order() {
         let v = value("base: &b {image: x, args: [--quic-insecure]}\nc:\n  - <<: *b\n    name: c\n  - <<: {image: y}\n    image: z\n").unwrap();
-        assert_eq!(v["c"][0], json!({"image": "x", "args": ["--quic-insecure"], "name": "c"}));
+        assert_eq!(
+            v["c"][0],
+            json!({"image": "x", "args": ["--quic-insecure"], "name": "c"})
+        );
         assert_eq!(v["c"][1]["image"], "z");
         let v = value("a: &a {x: 1, q: 1}\nb: &b {x: 2, z: 2}\nc: {<<: [*a, *b], w: 0}\n").unwrap();
         assert_eq!(v["c"], json!({"x": 1, "z": 2, "q": 1, "w": 0}));
@@ -433,7 +436,10 @@ mod tests {
             json!({"a": true, "b": false, "c": 493, "d": 31, "e": 1000, "f": "yes", "g": null,
                    "h": "2001-12-14", "i": 1, "j": 0.5, "k": 12, "l": 5})
         );
-        assert_eq!(value("{yes: 1, 2: b, 1.5: c}\n").unwrap(), json!({"true": 1, "2": "b", "1.5": "c"}));
+        assert_eq!(
+            value("{yes: 1, 2: b, 1.5: c}\n").unwrap(),
+            json!({"true": 1, "2": "b", "1.5": "c"})
+        );
         assert!(value("a: .inf\n").is_err());
         assert!(value("? [a]\n: b\n").is_err());
     }
@@ -460,7 +466,9 @@ mod tests {
         let mut t = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
         for i in 1..12 {
             let p = i - 1;
-            t.push_str(&format!("a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"));
+            t.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
         }
         let err = documents(&t).unwrap_err();
         assert!(format!("{err}").contains("expand"), "{err}");

@@ -79,8 +79,12 @@ pub fn objects_with_lines(
 ) -> Result<Vec<(Value, usize)>> {
     let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
     let items: Vec<(Value, usize)> = if kind.ends_with("List") && doc.get("items").is_some_and(Value::is_array) {
-        let Value::Object(mut m) = doc else { unreachable!("a document with items is a mapping") };
-        let Some(Value::Array(items)) = m.remove("items") else { unreachable!("checked above") };
+        let Value::Object(mut m) = doc else {
+            unreachable!("a document with items is a mapping")
+        };
+        let Some(Value::Array(items)) = m.remove("items") else {
+            unreachable!("checked above")
+        };
         items
             .into_iter()
             .enumerate()
@@ -91,11 +95,15 @@ pub fn objects_with_lines(
     };
     for (body, at) in &items {
         let field = |p: &str| body.pointer(p).and_then(Value::as_str).filter(|s| !s.trim().is_empty());
-        let missing: Vec<&str> = [("apiVersion", "/apiVersion"), ("kind", "/kind"), ("metadata.name", "/metadata/name")]
-            .into_iter()
-            .filter(|(_, p)| field(p).is_none())
-            .map(|(n, _)| n)
-            .collect();
+        let missing: Vec<&str> = [
+            ("apiVersion", "/apiVersion"),
+            ("kind", "/kind"),
+            ("metadata.name", "/metadata/name"),
+        ]
+        .into_iter()
+        .filter(|(_, p)| field(p).is_none())
+        .map(|(n, _)| n)
+        .collect();
         if !missing.is_empty() {
             bail!(
                 "{file}: document {index} (line {at}) is not a Kubernetes object: {} missing or empty (every object needs apiVersion, kind and metadata.name)",

@@ -109,10 +109,7 @@ impl<'a> Parser<'a> {
                     Some(c) => format!("{c}: {problem}"),
                     None => problem,
                 };
-                return Some(Err(ParseError {
-                    problem,
-                    mark: mark(m),
-                }));
+                return Some(Err(ParseError { problem, mark: mark(m) }));
             }
             let e = ev.as_mut_ptr();
             let start = mark((*e).start_mark);

@@ -50,7 +50,11 @@ fn decode(text: &str, plain: bool, tag: Option<&str>) -> Result<Scalar, String> 
         (INT, Scalar::Int(_) | Scalar::Uint(_)) | (BOOL, Scalar::Bool(_)) | (FLOAT, Scalar::Float(_)) => Ok(r),
         (FLOAT, Scalar::Int(i)) => Ok(Scalar::Float(*i as f64)),
         (FLOAT, Scalar::Uint(u)) => Ok(Scalar::Float(*u as f64)),
-        _ => Err(format!("cannot decode `{}` as {}", short(text), tag.trim_start_matches("tag:yaml.org,2002:"))),
+        _ => Err(format!(
+            "cannot decode `{}` as {}",
+            short(text),
+            tag.trim_start_matches("tag:yaml.org,2002:")
+        )),
     }
 }
 
@@ -216,7 +220,10 @@ fn go_parse_float(s: &str) -> Option<f64> {
             _ => Some(f64::INFINITY),
         };
     }
-    if !s.bytes().all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-')) {
+    if !s
+        .bytes()
+        .all(|c| c.is_ascii_digit() || matches!(c, b'.' | b'e' | b'E' | b'+' | b'-'))
+    {
         return None;
     }
     let f: f64 = s.parse().ok()?;
