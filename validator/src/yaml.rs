@@ -231,14 +231,28 @@ impl Builder<'_> {
                     let kline = k.start.line + 1;
                     let merge = matches!(&k.kind, Kind::Scalar { value, style: Style::Plain, tag: None, .. } if value == "<<")
                         || matches!(&k.kind, Kind::Scalar { tag: Some(t), .. } if t == "tag:yaml.org,2002:merge");
-                    let key = self.node(k, None)?;
+                    let key = match &k.kind {
+                        Kind::Scalar {
+                            value,
+                            style,
+                            tag,
+                            anchor: None,
+                        } if !merge => {
+                            self.nodes += 1;
+                            resolve::scalar_key(value, *style == Style::Plain, tag.as_deref())
+                        }
+                        _ => {
+                            let key = self.node(k, None)?;
+                            resolve::key_string(&key)
+                        }
+                    };
                     let v = self.next()?;
                     if merge {
                         let v = self.node(v, None)?;
                         entries.push(Entry::Merge(v, kline));
                         continue;
                     }
-                    let key = resolve::key_string(&key).map_err(|e| anyhow!("{e} at line {kline}"))?;
+                    let key = key.map_err(|e| anyhow!("{e} at line {kline}"))?;
                     let value = if key == "items" {
                         match (item_lines.as_deref_mut(), &v.kind) {
                             (Some(lines), Kind::SequenceStart { .. }) => self.items(v, lines)?,

@@ -63,7 +63,11 @@ fn content_on_the_document_marker_line_is_read() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(finding(&r, "insecure-flag")["source"]["line"], 1);
     // Two documents, each on its own marker line: both are objects.
-    let r = check_text("m.yaml", format!("--- {POD}\n--- {}\n", POD.replace("name: p,", "name: q,")).as_bytes(), &[]);
+    let r = check_text(
+        "m.yaml",
+        format!("--- {POD}\n--- {}\n", POD.replace("name: p,", "name: q,")).as_bytes(),
+        &[],
+    );
     assert_eq!(r.report.as_ref().unwrap()["summary"]["objects"], 2, "{}", r.stderr);
 }
 
@@ -128,28 +132,65 @@ fn deep_nesting_is_refused_while_parsing() {
 #[test]
 fn replicas_from_the_input_are_never_enumerated() {
     let fixtures = support::repo().join("validator/tests/fixtures/pki");
-    let exact = std::fs::read_to_string(fixtures.join("fires-san-covers-advertised-name-exact-pod-names.yaml")).unwrap();
+    let exact =
+        std::fs::read_to_string(fixtures.join("fires-san-covers-advertised-name-exact-pod-names.yaml")).unwrap();
     let wildcard =
         std::fs::read_to_string(fixtures.join("silent-san-covers-advertised-name-wildcard-one-label.yaml")).unwrap();
     for replicas in ["2147483647", "9223372036854775807", "18446744073709551615"] {
-        let r = check_text("sts.yaml", exact.replace("replicas: 3", &format!("replicas: {replicas}")).as_bytes(), &[]);
+        let r = check_text(
+            "sts.yaml",
+            exact
+                .replace("replicas: 3", &format!("replicas: {replicas}"))
+                .as_bytes(),
+            &[],
+        );
         assert_eq!(r.code, 1, "{replicas}: {}", r.stderr);
-        let msg = finding(&r, "san-covers-advertised-name")["message"].as_str().unwrap().to_string();
-        assert!(msg.contains("request-router-2.") && msg.contains("more replicas"), "{msg}");
-        let r = check_text("sts.yaml", wildcard.replace("replicas: 5", &format!("replicas: {replicas}")).as_bytes(), &[]);
-        assert!(!rules(&r).contains(&"san-covers-advertised-name".to_string()), "{replicas}: {:?}", rules(&r));
+        let msg = finding(&r, "san-covers-advertised-name")["message"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            msg.contains("request-router-2.") && msg.contains("more replicas"),
+            "{msg}"
+        );
+        let r = check_text(
+            "sts.yaml",
+            wildcard
+                .replace("replicas: 5", &format!("replicas: {replicas}"))
+                .as_bytes(),
+            &[],
+        );
+        assert!(
+            !rules(&r).contains(&"san-covers-advertised-name".to_string()),
+            "{replicas}: {:?}",
+            rules(&r)
+        );
     }
     // The names the Certificate lists are enough for two replicas and not for three.
     let r = check_text("sts.yaml", exact.replace("replicas: 3", "replicas: 2").as_bytes(), &[]);
-    assert!(!rules(&r).contains(&"san-covers-advertised-name".to_string()), "{:?}", rules(&r));
+    assert!(
+        !rules(&r).contains(&"san-covers-advertised-name".to_string()),
+        "{:?}",
+        rules(&r)
+    );
     let r = check_text("sts.yaml", exact.as_bytes(), &[]);
-    let msg = finding(&r, "san-covers-advertised-name")["message"].as_str().unwrap().to_string();
-    assert!(msg.contains("request-router-2.") && !msg.contains("more replicas"), "{msg}");
+    let msg = finding(&r, "san-covers-advertised-name")["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        msg.contains("request-router-2.") && !msg.contains("more replicas"),
+        "{msg}"
+    );
 }
 
 #[test]
 fn a_panic_is_exit_2_with_a_message() {
-    let r = check_text("m.yaml", format!("--- {POD}\n").as_bytes(), &[("NVCF_VALIDATE_DEBUG_PANIC", "1")]);
+    let r = check_text(
+        "m.yaml",
+        format!("--- {POD}\n").as_bytes(),
+        &[("NVCF_VALIDATE_DEBUG_PANIC", "1")],
+    );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("internal error"), "{}", r.stderr);
 }

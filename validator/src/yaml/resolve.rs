@@ -300,6 +300,19 @@ fn to_json(s: Scalar) -> Result<Value, String> {
     })
 }
 
+/// A scalar mapping key as `sigs.k8s.io/yaml` turns it into a JSON object key (from the decoded
+/// scalar: a float key keeps its float formatting, `1e10` → `1e+10`).
+pub fn scalar_key(text: &str, plain: bool, tag: Option<&str>) -> Result<String, String> {
+    match decode(text, plain, tag)? {
+        Scalar::Str(s) => Ok(s),
+        Scalar::Bool(b) => Ok(b.to_string()),
+        Scalar::Int(i) => Ok(i.to_string()),
+        Scalar::Uint(u) => Err(format!("unsupported map key {u} (larger than int64)")),
+        Scalar::Float(f) => Ok(go_format_float32_g(f)),
+        Scalar::Null => Err("unsupported map key null".into()),
+    }
+}
+
 /// A mapping key as `sigs.k8s.io/yaml` turns it into a JSON object key.
 pub fn key_string(key: &Value) -> Result<String, String> {
     match key {
@@ -384,4 +397,66 @@ mod tests {
         assert_eq!(scalar("aGVs\nbG8=", false, Some(BINARY)).unwrap(), Value::from("hello"));
         assert!(scalar("a b", false, Some(BINARY)).is_err());
     }
+}
+
+/// A value as helm's `fromYaml | toJson` prints it (Go's `encoding/json` over what
+/// `sigs.k8s.io/yaml` decoded into `interface{}`): object keys sorted, every number a float64,
+/// `<`, `>`, `&`, U+2028 and U+2029 escaped. The differential test compares this, byte for byte,
+/// with the real helm's output.
+pub fn go_json(v: &Value) -> String {
+    let mut out = String::new();
+    write_go_json(v, &mut out);
+    out
+}
+
+fn write_go_json(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&go_json_float(n.as_f64().unwrap_or(f64::NAN))),
+        Value::String(s) => write_go_string(s, out),
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(x, out);
+            }
+            out.push(']');
+        }
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_string(k, out);
+                out.push(':');
+                write_go_json(&m[k], out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_go_string(s: &str, out: &mut String) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '<' | '>' | '&' | '\u{2028}' | '\u{2029}' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
 }
