@@ -168,12 +168,19 @@ fn check_advertised(g: &Graph, r: &RouterWorkload) -> Vec<Finding> {
     out
 }
 
+/// Up to this many replicas, every ordinal is named in findings.
+const ENUMERATED_REPLICAS: u64 = 64;
+
 /// The ordinals whose advertised names decide whether `replicas` pods are covered, without
 /// enumerating the pods: every ordinal below `replicas` whose digits appear in a SAN, and for each
 /// digit count one ordinal whose digits appear in no SAN. Names of unmentioned ordinals with the
 /// same digit count differ only in digits no SAN contains, so no SAN names one of them exactly and
 /// a wildcard covers all of them or none: one stands for all (the second number says how many).
 fn judged_ordinals(replicas: u64, sans: &[String]) -> Vec<(u64, u64)> {
+    // Few replicas: name each one (a constant bound, not the input's number).
+    if replicas <= ENUMERATED_REPLICAS {
+        return (0..replicas.max(1)).map(|i| (i, 1)).collect();
+    }
     let last = replicas.max(1) - 1;
     let mut mentioned = BTreeSet::new();
     for san in sans {
@@ -330,6 +337,20 @@ mod tests {
                 .contains("--advertised-hostname-template"),
             "line {line}"
         );
+    }
+
+    #[test]
+    fn many_replicas_are_judged_by_pattern() {
+        let sans = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // Ordinals named in a SAN are judged one by one, one more per digit count stands for the rest.
+        let j = judged_ordinals(1000, &sans(&["r-0.h", "r-1.h", "r-12.h"]));
+        // `12` also mentions 1 and 2 (any digit run inside a SAN counts).
+        assert_eq!(j, vec![(0, 1), (1, 1), (2, 1), (3, 7), (10, 89), (12, 1), (100, 900)]);
+        assert_eq!(j.iter().map(|(_, n)| n).sum::<u64>(), 1000);
+        let j = judged_ordinals(u64::MAX, &[]);
+        assert_eq!(j.len(), 20);
+        assert_eq!(j.iter().map(|(_, n)| *n as u128).sum::<u128>(), u64::MAX as u128);
+        assert_eq!(judged_ordinals(3, &[]), vec![(0, 1), (1, 1), (2, 1)]);
     }
 
     #[test]
