@@ -16,7 +16,10 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let total: u64 = args.get(1).and_then(|v| v.parse().ok()).unwrap_or(1_200_000);
     let secs: u64 = args.get(2).and_then(|v| v.parse().ok()).unwrap_or(1800);
-    let seed: u64 = std::env::var("NVCF_FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x5eed);
+    let seed: u64 = std::env::var("NVCF_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5eed);
     let repo = support::repo();
     let targets = harness::targets(&repo);
     let scratch = tempfile::tempdir().unwrap();
@@ -24,7 +27,10 @@ fn main() {
     let start = Instant::now();
     let mut bad = false;
     let (mut all_execs, mut all_panics, mut all_slow) = (0, 0, 0);
-    println!("{:16} {:>10} {:>7} {:>9} {:>10} {:>9}", "target", "execs", "panics", "over 2 s", "slowest", "execs/s");
+    println!(
+        "{:16} {:>10} {:>7} {:>9} {:>10} {:>9}",
+        "target", "execs", "panics", "over 2 s", "slowest", "execs/s"
+    );
     for (i, t) in targets.iter().enumerate() {
         let left = targets.len() - i;
         let remaining = Duration::from_secs(secs).saturating_sub(start.elapsed());
@@ -44,7 +50,14 @@ fn main() {
         all_slow += st.slow;
         bad |= st.panics > 0 || st.slow > 0;
     }
-    println!("{:16} {:>10} {:>7} {:>9}   ({:.0} s)", "total", all_execs, all_panics, all_slow, start.elapsed().as_secs_f64());
+    println!(
+        "{:16} {:>10} {:>7} {:>9}   ({:.0} s)",
+        "total",
+        all_execs,
+        all_panics,
+        all_slow,
+        start.elapsed().as_secs_f64()
+    );
     let (agree, differ, skipped) = sample_vs_helm(&targets[0], seed, 600);
     println!(
         "differential oracle (helm fromYaml|toJson vs the validator, first document of mutated manifests): \
@@ -93,11 +106,21 @@ fn sample_vs_helm(t: &harness::Target, seed: u64, n: usize) -> (usize, usize, us
     }
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let (mut agree, mut differ, mut skipped) = (0, 0, 0);
-    for line in text.lines().filter_map(|l| l.strip_prefix("# ")).filter(|l| !l.starts_with("Source:")) {
-        let Some((name, b64)) = line.split_once(' ') else { continue };
+    for line in text
+        .lines()
+        .filter_map(|l| l.strip_prefix("# "))
+        .filter(|l| !l.starts_with("Source:"))
+    {
+        let Some((name, b64)) = line.split_once(' ') else {
+            continue;
+        };
         let helm_json = String::from_utf8(b64decode(b64.trim())).unwrap_or_default();
         let helm_v: serde_json::Value = serde_json::from_str(&helm_json).unwrap_or_default();
-        let theirs = if helm_v.get("Error").is_some() { "ERROR".to_string() } else { helm_json.clone() };
+        let theirs = if helm_v.get("Error").is_some() {
+            "ERROR".to_string()
+        } else {
+            helm_json.clone()
+        };
         let ours = match nvcf_validate::yaml::documents(&inputs[name]) {
             Err(_) if theirs != "ERROR" => {
                 skipped += 1;
@@ -115,7 +138,10 @@ fn sample_vs_helm(t: &harness::Target, seed: u64, n: usize) -> (usize, usize, us
         } else {
             differ += 1;
             if differ <= 5 {
-                println!("  differs: {:?}\n    helm:      {theirs}\n    validator: {ours}", inputs[name]);
+                println!(
+                    "  differs: {:?}\n    helm:      {theirs}\n    validator: {ours}",
+                    inputs[name]
+                );
             }
         }
     }

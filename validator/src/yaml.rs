@@ -100,6 +100,28 @@ pub fn documents(text: &str) -> Result<Vec<Doc>> {
     Ok(docs)
 }
 
+/// The documents of rendered manifests (helm output, `--manifests`). Besides `documents`, refuses
+/// text whose document boundaries helm and YAML parsers see differently in the direction that
+/// would hide an object: helm splits its output at every `\n---` (its regex
+/// `(?:^|\s*\n)---\s*`), so a line such as `---foo: bar` or `----` starts a new manifest for helm
+/// while a YAML parser reads it as text of the current document. (Where a YAML parser sees more
+/// documents than helm's line splitter, e.g. CR-only line ends, every document is judged.)
+pub fn manifest_documents(text: &str) -> Result<Vec<Doc>> {
+    for (i, line) in text.split('\n').enumerate() {
+        if let Some(rest) = line.strip_prefix("---") {
+            if rest.chars().next().is_some_and(|c| !c.is_whitespace()) {
+                bail!(
+                    "line {}: `{}` starts a new document for helm (which splits at every line beginning with ---) \
+                     but not for YAML parsers; put `---` on a line of its own",
+                    i + 1,
+                    cap(line)
+                );
+            }
+        }
+    }
+    documents(text)
+}
+
 /// Byte offsets where lines start, counting every line break libyaml accepts: LF, CR, CRLF,
 /// NEL (U+0085), LS (U+2028) and PS (U+2029). Line `n` (1-based) starts at `starts[n - 1]`.
 pub fn line_starts(text: &str) -> Vec<usize> {
@@ -486,6 +508,16 @@ mod tests {
         }
         let err = documents(&t).unwrap_err();
         assert!(format!("{err}").contains("expand"), "{err}");
+    }
+
+    #[test]
+    fn helm_only_document_boundaries_are_refused() {
+        let err = manifest_documents("a: 1\n---b: 2\n").unwrap_err();
+        assert!(format!("{err}").contains("line 2"), "{err}");
+        assert!(manifest_documents("a: 1\n----\n").is_err());
+        assert_eq!(manifest_documents("a: 1\n---  \nb: 2\n--- {c: 3}\n").unwrap().len(), 3);
+        // Only a line start counts.
+        assert_eq!(manifest_documents("a: x---y\n").unwrap().len(), 1);
     }
 
     #[test]

@@ -72,6 +72,17 @@ fn content_on_the_document_marker_line_is_read() {
 }
 
 #[test]
+fn a_line_helm_splits_at_but_yaml_does_not_is_exit_2() {
+    // helm starts a new manifest at `---apiVersion: v1`; a YAML parser reads one ConfigMap.
+    let text = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: a, namespace: x}}\ndata:\n  k: |\n    v\n---{POD}\n"
+    );
+    let r = check_text("m.yaml", text.as_bytes(), &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("line 7"), "{}", r.stderr);
+}
+
+#[test]
 fn every_yaml_line_break_ends_a_line() {
     for br in ["\r", "\r\n", "\u{85}", "\u{2028}", "\u{2029}"] {
         let text = format!(

@@ -19,7 +19,7 @@ pub struct RenderedDoc {
 
 /// Split one rendered template file into documents. `rel_file` names it in messages.
 pub fn parse_rendered_file(text: &str, rel_file: &str) -> Result<Vec<crate::yaml::Doc>> {
-    crate::yaml::documents(text).with_context(|| format!("rendered output of {rel_file} is not valid YAML"))
+    crate::yaml::manifest_documents(text).with_context(|| format!("rendered output of {rel_file} is not valid YAML"))
 }
 
 /// The best line of the `nth` document of kind `kind` in a template source: the nth line that
@@ -155,7 +155,7 @@ pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>>
     }
     let mut out = Vec::new();
     for (file, text) in inputs {
-        let docs = crate::yaml::documents(&text).with_context(|| format!("{file}: not valid YAML"))?;
+        let docs = crate::yaml::manifest_documents(&text).with_context(|| format!("{file}: not valid YAML"))?;
         let shared: std::sync::Arc<str> = text.as_str().into();
         for d in docs {
             for (body, line) in objects_with_lines(d.value, &d.item_lines, &file, d.index, d.line)? {
