@@ -2,7 +2,7 @@
 //! crates: seeds from the repository (fixtures, the YAML corpus, the policy, the lock, PEM), byte
 //! and token mutations from a seeded xorshift generator, each input run under `catch_unwind`.
 //! Shared by the bounded CI test (`tests/fuzz_budget.rs`) and the long runs of `ci/fuzz`
-//! (`examples/fuzz.rs`).
+//! (`fuzz/main.rs`).
 #![allow(dead_code)]
 
 use nvcf_validate::graph::{Graph, Object, Provenance};

@@ -1,4 +1,7 @@
-//! Long fuzzing runs for `ci/fuzz`: `cargo run --release --example fuzz -- [TOTAL_EXECS] [SECONDS]`.
+//! Long fuzzing runs for `ci/fuzz`:
+//! `cargo run --release --features fuzzing --bin nvcf-fuzz -- [TOTAL_EXECS] [SECONDS]`
+//! (a binary behind a feature rather than an example, so a long run does not compile the
+//! dev-dependencies in release mode).
 //! Prints executions, panics and inputs slower than 2 s per target, then a differential check of
 //! a sample of the mutated manifests against the real helm (see `sample_vs_helm`). Exit 1 when
 //! anything panicked, ran over 2 s or disagreed with helm.
