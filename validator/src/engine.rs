@@ -5,10 +5,11 @@
 
 use crate::finding::{Finding, Severity};
 use crate::graph::{Graph, Object};
+use crate::model::Options;
+use crate::pipeline;
 use crate::policy::{Policy, DEFAULT_POLICY_FILE};
-use crate::render::helmfile::{EnvRender, Options};
+use crate::render::helmfile::EnvRender;
 use crate::render::manifests::{read_manifests, RenderedDoc};
-use crate::render::{self, ReleaseStatus};
 use crate::rules::{self, Ctx, Scope};
 use crate::sink::{self, Overrides};
 use crate::stack::Stack;
@@ -36,40 +37,7 @@ pub struct CheckArgs {
     pub now: Option<time::OffsetDateTime>,
 }
 
-/// One environment in the report.
-#[derive(Debug, Clone)]
-pub struct EnvReport {
-    pub name: String,
-    pub releases: Vec<ReleaseStatus>,
-    pub objects: usize,
-    /// Why helmfile could not render this environment, when state findings explain it.
-    pub render_error: Option<String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct Report {
-    pub environments: Vec<EnvReport>,
-    pub findings: Vec<Finding>,
-}
-
-impl Report {
-    pub fn counts(&self) -> sink::Counts {
-        sink::count(&self.findings)
-    }
-
-    pub fn objects(&self) -> usize {
-        self.environments.iter().map(|e| e.objects).sum()
-    }
-
-    /// 0 no error-level finding, 1 at least one.
-    pub fn exit_code(&self) -> i32 {
-        if self.counts().errors > 0 {
-            1
-        } else {
-            0
-        }
-    }
-}
+pub use crate::model::{EnvReport, Report};
 
 /// Where the policy comes from: `--policy`, else `validator-policy.yaml` beside the state.
 fn load_policy(args: &CheckArgs) -> Result<Policy> {
@@ -133,7 +101,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
                 chart_mirror: args.chart_mirror.clone(),
             };
             let (stack, renders) =
-                render::render_stack(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;
+                pipeline::load_and_render(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;
             check_stack(&stack, renders, &policy, now)?
         }
     };

@@ -2,7 +2,6 @@
 //!
 //! Rendering and parsing happen once (see `render`); rules only read this graph.
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -26,27 +25,7 @@ pub const CLUSTER_SCOPED: &[&str] = &[
     "VolumeAttachment",
 ];
 
-/// Where an object came from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Provenance {
-    pub environment: String,
-    /// `namespace/name` of the release, `None` for `--manifests` input and policy externals.
-    pub release: Option<String>,
-    /// The chart as declared in the state (`./charts/nvcf-pki`, `jetstack/cert-manager`).
-    pub chart: Option<String>,
-    /// Repository-relative template path (`charts/nvcf-pki/templates/certificate.yaml`), or the
-    /// manifest file for `--manifests` input, or the policy file for externals.
-    pub file: Option<String>,
-    /// Index of the document within the rendered template file.
-    pub doc_index: usize,
-    /// Best line in `file` for this object (1-based).
-    pub line: Option<usize>,
-    /// The template source text, when known, so findings can point at the line of a field.
-    #[serde(skip)]
-    pub template_text: Option<std::sync::Arc<str>>,
-    /// True for objects that exist outside the stack (declared in the policy).
-    pub external: bool,
-}
+pub use crate::model::Provenance;
 
 /// One Kubernetes object.
 #[derive(Debug, Clone)]

@@ -6,6 +6,8 @@ pub mod commands;
 pub mod engine;
 pub mod finding;
 pub mod graph;
+pub mod model;
+pub mod pipeline;
 pub mod pki;
 pub mod policy;
 pub mod probe;
@@ -20,4 +22,5 @@ pub mod testkit;
 /// The kit's former name, kept so tests written against it still compile.
 #[cfg(test)]
 pub(crate) use testkit as testutil;
+pub mod tools;
 pub mod yaml;

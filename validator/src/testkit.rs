@@ -2,10 +2,10 @@
 //! contexts from YAML text, the fixture harness over `tests/fixtures/<family>/`, and small builders
 //! for helmfile state. Compiled for tests only.
 
-use crate::finding::Finding;
+use crate::finding::{Finding, Severity};
 use crate::graph::{Graph, Object, Provenance};
+use crate::model::ReleaseStatus;
 use crate::policy::Policy;
-use crate::render::ReleaseStatus;
 use crate::rules::{Ctx, Rule, Scope};
 use crate::stack::{ChartRef, EnvState, Release, Repository, Stack};
 use serde_json::Value;
@@ -60,7 +60,7 @@ pub fn fixture_dir(family: &str) -> PathBuf {
         .join(family)
 }
 
-/// The object rules of `rules` over one fixture (`<stem>.yaml`), with its policy
+/// The findings of every object rule of `rules` over one fixture (`<stem>.yaml`), with its policy
 /// (`policy/<stem>.yaml`) when it has one.
 pub fn run_fixture(family: &str, stem: &str, rules: &[Rule]) -> Vec<Finding> {
     let dir = fixture_dir(family);
@@ -80,9 +80,38 @@ pub fn run_fixture(family: &str, stem: &str, rules: &[Rule]) -> Vec<Finding> {
         .collect()
 }
 
-/// Runs every fixture of a family: `fires-<id>-*` must report `<id>`, `silent-<id>-*` must
-/// report nothing from the family. Returns the findings per fixture stem for snapshots.
-pub fn check_family(family: &str, rules: &[Rule]) -> Vec<(String, Vec<Finding>)> {
+/// One fixture of a family, as the runner judged it.
+pub struct FixtureRun {
+    pub stem: String,
+    /// `fires-…` (else `silent-…`).
+    pub fires: bool,
+    /// The rule the fixture is about.
+    pub rule: &'static str,
+    /// Findings of every object rule of the family over the fixture, in rule order.
+    pub findings: Vec<Finding>,
+}
+
+/// What a silent fixture must be clean of.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Silent {
+    /// Every rule of the family (its fixtures are complete, valid stacks of objects).
+    Family,
+    /// Its own rule only (its fixtures are deliberately small and trip the family's other rules).
+    Rule,
+}
+
+/// The fixture runner of the rule unit tests, one for every family. Each
+/// `tests/fixtures/<family>/*.yaml`:
+/// - is named for a rule of `rules` (`crate::rules::fixture_rule`) and starts with a header
+///   comment saying what it shows;
+/// - `fires-<rule>-<case>`: makes its rule report; each `# expect: TEXT` header line appears in
+///   one of the rule's messages or help texts; its findings have the rule's default severity, or
+///   are warnings when the header says `# severity: warning`;
+/// - `silent-<rule>-<case>`: leaves its rule (or, with `Silent::Family`, the whole family) silent.
+///
+/// Every object rule of `rules` has a firing and a silent fixture. Fails listing every problem;
+/// returns the runs, in file name order, for snapshots.
+pub fn check_fixtures(family: &str, rules: &[Rule], silent: Silent) -> Vec<FixtureRun> {
     let mut stems: Vec<String> = std::fs::read_dir(fixture_dir(family))
         .expect("fixture dir")
         .flatten()
@@ -95,53 +124,78 @@ pub fn check_family(family: &str, rules: &[Rule]) -> Vec<(String, Vec<Finding>)>
         .collect();
     stems.sort();
     assert!(!stems.is_empty(), "no fixtures for {family}");
-    let mut out = Vec::new();
+    let mut failures = Vec::new();
+    let mut runs = Vec::new();
     for stem in stems {
-        let (fires, rest) = match (stem.strip_prefix("fires-"), stem.strip_prefix("silent-")) {
-            (Some(r), _) => (true, r),
-            (_, Some(r)) => (false, r),
-            _ => panic!("fixture {family}/{stem}.yaml must be named fires-<rule>-<case> or silent-<rule>-<case>"),
+        let file = format!("{family}/{stem}.yaml");
+        let Some((fires, rule)) = crate::rules::fixture_rule(&stem).filter(|(_, r)| rules.iter().any(|m| m.id == r.id))
+        else {
+            failures.push(format!(
+                "{file}: name is not fires-<rule-id>-<case> / silent-<rule-id>-<case> for a rule of this family"
+            ));
+            continue;
         };
-        let id = rules
-            .iter()
-            .map(|r| r.id)
-            .filter(|id| rest.starts_with(&format!("{id}-")))
-            .max_by_key(|id| id.len())
-            .unwrap_or_else(|| panic!("fixture {family}/{stem}.yaml names no rule of the {family} family"));
+        let text = std::fs::read_to_string(fixture_dir(family).join(format!("{stem}.yaml"))).expect("fixture readable");
+        let header: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
+        if header.is_empty() {
+            failures.push(format!("{file}: no header comment saying what it shows"));
+        }
         let findings = run_fixture(family, &stem, rules);
+        let mine: Vec<&Finding> = findings.iter().filter(|f| f.rule == rule.id).collect();
         if fires {
-            assert!(
-                findings.iter().any(|f| f.rule == id),
-                "{family}/{stem}.yaml must fire {id}; got {findings:#?}"
-            );
+            if mine.is_empty() {
+                failures.push(format!("{file}: expected {} to fire; got {findings:#?}", rule.id));
+            }
+            for want in header.iter().filter_map(|l| l.strip_prefix("# expect: ")) {
+                let hit = mine
+                    .iter()
+                    .any(|f| f.message.contains(want) || f.help.as_deref().is_some_and(|h| h.contains(want)));
+                if !hit {
+                    failures.push(format!(
+                        "{file}: no {} finding contains `{want}`; got {mine:#?}",
+                        rule.id
+                    ));
+                }
+            }
+            let warning = header.iter().any(|l| l.trim() == "# severity: warning");
+            let want = if warning { Some(Severity::Warning) } else { None };
+            if let Some(f) = mine.iter().find(|f| f.severity != want) {
+                failures.push(format!(
+                    "{file}: expected severity {want:?} for {}, got {:?}: {}",
+                    rule.id, f.severity, f.message
+                ));
+            }
         } else {
-            assert!(
-                findings.is_empty(),
-                "{family}/{stem}.yaml must stay silent; got {findings:#?}"
-            );
+            let offending: Vec<&Finding> = match silent {
+                Silent::Family => findings.iter().collect(),
+                Silent::Rule => mine,
+            };
+            if !offending.is_empty() {
+                failures.push(format!("{file}: expected to stay silent; got {offending:#?}"));
+            }
         }
-        out.push((stem, findings));
+        runs.push(FixtureRun {
+            stem,
+            fires,
+            rule: rule.id,
+            findings,
+        });
     }
-    out
-}
-
-/// Every object rule of the family has a firing and a silent fixture.
-pub fn every_object_rule_has_fixtures(family: &str, rules: &[Rule]) {
-    let names: Vec<String> = std::fs::read_dir(fixture_dir(family))
-        .unwrap()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
     for r in rules.iter().filter(|r| r.scope != Scope::State) {
-        for kind in ["fires", "silent"] {
-            assert!(
-                names.iter().any(|n| n.starts_with(&format!("{kind}-{}-", r.id))),
-                "rule {} has no {kind}-{}-*.yaml fixture",
-                r.id,
-                r.id
-            );
+        for fires in [true, false] {
+            if !runs.iter().any(|run| run.rule == r.id && run.fires == fires) {
+                let kind = if fires { "fires" } else { "silent" };
+                failures.push(format!("rule {} has no {kind}-{}-*.yaml fixture", r.id, r.id));
+            }
         }
     }
+    assert!(
+        failures.is_empty(),
+        "{} fixture problem(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    runs
 }
 
 pub fn local(path: &str) -> ChartRef {

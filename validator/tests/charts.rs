@@ -244,7 +244,7 @@ fn state_is_plain_yaml_with_exact_upstream_versions() {
     );
     assert!(!state.contains("devel:"), "no devel: in helmfile.yaml");
     let lock = read("charts.lock.yaml");
-    for (release, version) in [("cert-manager", "v1.19.1"), ("openbao", "0.23.2")] {
+    for (release, version) in [("cert-manager", "v1.19.1"), ("openbao", "0.29.2")] {
         assert!(
             state.contains(&format!("version: {version}")),
             "helmfile.yaml pins {release} {version}"
@@ -365,22 +365,35 @@ fn every_environment_renders_with_the_router_contract() {
             "{env}"
         );
 
-        // Worker gRPC: GRPCRoute on the Gateway's HTTPS listener, whose hostname is the dial host.
+        // Worker gRPC: GRPCRoute on the Gateway's HTTPS listener. SNI is the dial host, :authority
+        // the pod's advertised name: the route lists both, the listener hostname covers both.
         let grpc_host = flag("--grpc-pylon-dial-addr")
             .trim_start_matches("https://")
             .split(':')
             .next()
             .unwrap()
             .to_string();
+        let authority = flag("--advertised-hostname-template")
+            .replace("{pod_name}", "*")
+            .replace("{namespace}", "nvcf");
         let route = r.get("GRPCRoute", "nvcf", "request-router-worker-grpc");
         assert!(route.has("apiVersion: gateway.networking.k8s.io/v1\n"), "{env}");
-        assert_eq!(route.list("hostnames"), vec![grpc_host.clone()], "{env}");
+        assert_eq!(
+            route.list("hostnames"),
+            vec![grpc_host.clone(), authority.clone()],
+            "{env}"
+        );
         assert!(
             route.has("sectionName: worker-grpc") && route.has("port: 50071"),
             "{env}"
         );
         let gw = r.get("Gateway", "nvcf-gateway", "nvcf-gateway");
-        assert!(gw.has(&format!("    - name: worker-grpc\n      protocol: HTTPS\n      port: 443\n      hostname: \"{grpc_host}\"\n      tls:\n        mode: Terminate\n")), "{env}: {}", gw.body);
+        let listener_host = match *env {
+            // cluster-local advertised names share no suffix with the dial host: no hostname
+            "default" => String::new(),
+            _ => "      hostname: \"*.workers.nvcf.example.com\"\n".to_string(),
+        };
+        assert!(gw.has(&format!("    - name: worker-grpc\n      protocol: HTTPS\n      port: 443\n{listener_host}      tls:\n        mode: Terminate\n")), "{env}: {}", gw.body);
         assert!(gw.has("kubernetes.io/metadata.name: nvcf\n        kinds:\n          - group: gateway.networking.k8s.io\n            kind: GRPCRoute"), "{env}: worker-grpc admits GRPCRoutes from nvcf");
         assert!(!gw.has("protocol: TCP"), "{env}: no plain TCP listener");
         assert!(
@@ -567,7 +580,7 @@ fn default_environment_is_managed_with_in_cluster_workers() {
     assert!(r
         .all("Job")
         .iter()
-        .any(|j| j.name.starts_with("openbao-pki-provision-") && j.has("image: \"quay.io/openbao/openbao:2.4.4\"")));
+        .any(|j| j.name.starts_with("openbao-pki-provision-") && j.has("image: \"quay.io/openbao/openbao:2.6.2\"")));
 }
 
 #[test]
@@ -590,7 +603,11 @@ fn split_cluster_exposes_workers_through_the_gateway() {
         assert!(dns.iter().any(|d| d == n), "split-cluster: dnsNames {dns:?} lack {n}");
     }
     let grpc = r.get("Certificate", "nvcf-gateway", "worker-grpc");
-    assert_eq!(grpc.list("dnsNames"), vec!["grpc.workers.nvcf.example.com"]);
+    // The dial host (SNI) and the per-pod names the listener admits as :authority.
+    assert_eq!(
+        grpc.list("dnsNames"),
+        vec!["grpc.workers.nvcf.example.com", "*.router.workers.nvcf.example.com"]
+    );
     assert_eq!(grpc.field("secretName").as_deref(), Some("worker-grpc-tls"));
 }
 
@@ -975,6 +992,8 @@ guard!(
     ["--set", "listeners.invocation.hostname="],
     "gateway-routes: listeners.invocation.hostname is empty; set it to llm.invocation.<domain>"
 );
+guard!(gateway_refuses_listener_hostname_without_the_dial_host, "gateway-routes", ["--set", "listeners.workerGrpc.listenerHostname=*.router.workers.nvcf.example.com"],
+    "gateway-routes: listeners.workerGrpc.listenerHostname \"*.router.workers.nvcf.example.com\" does not match \"grpc.workers.nvcf.example.com\"; a Gateway routes worker gRPC (SNI: the dial host, :authority: the advertised names) only within the listener hostname; set it to a wildcard covering the dial host and listeners.workerGrpc.authorityHostnames (e.g. *.workers.<domain>), or leave it empty");
 guard!(gateway_refuses_missing_worker_grpc_hostname, "gateway-routes", ["--set", "listeners.workerGrpc.hostname="],
     "gateway-routes: listeners.workerGrpc.hostname is empty; set it to the host of the workers' gRPC dial address (request-router router.grpcDialAddress)");
 

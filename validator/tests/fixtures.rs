@@ -34,18 +34,9 @@ fn rules() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-/// The rule a fixture is about: the longest registry id that follows `fires-`/`silent-`.
-fn rule_of(name: &str, rules: &[(&'static str, &'static str)]) -> Option<(bool, &'static str, &'static str)> {
-    let (fires, rest) = match (name.strip_prefix("fires-"), name.strip_prefix("silent-")) {
-        (Some(r), _) => (true, r),
-        (_, Some(r)) => (false, r),
-        _ => return None,
-    };
-    rules
-        .iter()
-        .filter(|(id, _)| rest == *id || rest.starts_with(&format!("{id}-")))
-        .max_by_key(|(id, _)| id.len())
-        .map(|(id, family)| (fires, *id, *family))
+/// The rule a fixture or stack is about (the one naming convention, `rules::fixture_rule`).
+fn rule_of(name: &str) -> Option<(bool, &'static str, &'static str)> {
+    nvcf_validate::rules::fixture_rule(name).map(|(fires, r)| (fires, r.id, r.family))
 }
 
 struct Run {
@@ -146,7 +137,7 @@ fn every_fixture_fires_or_stays_silent_and_every_rule_has_both() {
     files.sort();
     for f in files {
         let name = f.file_stem().unwrap().to_string_lossy().into_owned();
-        let Some((fires, rule, family)) = rule_of(&name, &rules) else {
+        let Some((fires, rule, family)) = rule_of(&name) else {
             continue;
         };
         let policy = f.parent().unwrap().join("policy").join(f.file_name().unwrap());
@@ -179,7 +170,7 @@ fn every_fixture_fires_or_stays_silent_and_every_rule_has_both() {
     dirs.sort();
     for d in dirs {
         let name = d.file_name().unwrap().to_string_lossy().into_owned();
-        let Some((fires, rule, family)) = rule_of(&name, &rules) else {
+        let Some((fires, rule, family)) = rule_of(&name) else {
             continue;
         };
         let tmp = tempfile::tempdir().unwrap();

@@ -8,9 +8,9 @@
 //!
 //! Needs `bao`, `helm` and `helmfile`: `<repo>/.tools/bin` (installed by ./ci/setup) or PATH.
 
-mod probe_support;
 mod support;
-use support::{repo, tool};
+use support::openbao::*;
+use support::tool;
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
@@ -20,137 +20,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use nvcf_validate::pki;
-use probe_support::*;
-use rcgen::{CertificateParams, DistinguishedName, ExtendedKeyUsagePurpose, KeyPair, SanType};
+use rcgen::ExtendedKeyUsagePurpose;
 use serde_json::Value;
+use support::probe::*;
 use tempfile::TempDir;
-
-// ------------------------------------------------------------------ tools and the repository
-
-fn out_text(o: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-// ------------------------------------------------------------------ the rendered stack
-
-/// What the default environment renders for the PKI: the provisioning script, the role
-/// parameters, the sign path, and the router Certificate(s) signed through that issuer.
-struct Rendered {
-    script: String,
-    role_json: Value,
-    /// `<mount>/sign/<role>`
-    sign_path: String,
-    certificates: Vec<Value>,
-}
-
-fn render_default() -> Rendered {
-    let out = Command::new(tool("helmfile"))
-        .current_dir(repo())
-        .args(["--file", "helmfile.yaml", "--environment", "default", "--helm-binary"])
-        .arg(tool("helm"))
-        .args([
-            "--no-color",
-            "--selector",
-            "name=openbao-issuer",
-            "--selector",
-            "name=nvcf-pki",
-        ])
-        .args(["template", "--skip-deps"])
-        .output()
-        .expect("run helmfile");
-    assert!(
-        out.status.success(),
-        "helmfile -e default template failed:\n{}",
-        out_text(&out)
-    );
-    let text = String::from_utf8(out.stdout).expect("rendered YAML is UTF-8");
-    let docs = nvcf_validate::yaml::documents(&text).expect("rendered YAML parses");
-    let find_cm = |name: &str| {
-        docs.iter()
-            .map(|d| &d.value)
-            .find(|v| v["kind"] == "ConfigMap" && v["metadata"]["name"] == name)
-            .unwrap_or_else(|| panic!("the default environment renders no ConfigMap {name}"))
-            .clone()
-    };
-    let provision = find_cm("openbao-pki-provision");
-    let role = find_cm("openbao-pki-role");
-    let script = provision["data"]["provision.sh"]
-        .as_str()
-        .expect("provision.sh is a string")
-        .to_string();
-    let role_json: Value = serde_json::from_str(role["data"]["role.json"].as_str().expect("role.json is a string"))
-        .expect("role.json is JSON");
-    let sign_path = role["data"]["path"]
-        .as_str()
-        .expect("openbao-pki-role has key path")
-        .to_string();
-    let issuer = role["data"]["issuer"]
-        .as_str()
-        .expect("openbao-pki-role has key issuer")
-        .to_string();
-    let certificates: Vec<Value> = docs
-        .iter()
-        .map(|d| d.value.clone())
-        .filter(|v| {
-            v["kind"] == "Certificate"
-                && v["spec"]["issuerRef"]["kind"] == "ClusterIssuer"
-                && v["spec"]["issuerRef"]["name"] == issuer.as_str()
-        })
-        .collect();
-    assert!(
-        !certificates.is_empty(),
-        "no rendered Certificate is issued by ClusterIssuer {issuer}"
-    );
-    Rendered {
-        script,
-        role_json,
-        sign_path,
-        certificates,
-    }
-}
-
-/// A shell assignment `NAME='value'` of the rendered script (the chart single-quotes values).
-fn script_var(script: &str, name: &str) -> String {
-    let prefix = format!("{name}=");
-    let line = script
-        .lines()
-        .find(|l| l.starts_with(&prefix))
-        .unwrap_or_else(|| panic!("provision.sh assigns no {name}"));
-    let v = &line[prefix.len()..];
-    let v = v.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')).unwrap_or(v);
-    v.replace("'\\''", "'")
-}
-
-/// `2160h`, `90m`, `30s`, `1h30m` (Go/cert-manager durations) in seconds.
-fn duration_secs(s: &str) -> u64 {
-    let (mut total, mut num) = (0u64, String::new());
-    for c in s.chars() {
-        if c.is_ascii_digit() {
-            num.push(c);
-            continue;
-        }
-        let n: u64 = num.parse().unwrap_or_else(|_| panic!("duration {s:?}"));
-        num.clear();
-        total += n * match c {
-            'h' => 3600,
-            'm' => 60,
-            's' => 1,
-            _ => panic!("duration {s:?}: unit {c:?}"),
-        };
-    }
-    assert!(num.is_empty(), "duration {s:?} has no unit");
-    total
-}
-
-/// How cert-manager prints a duration (Go's time.Duration.String()).
-fn go_duration(secs: u64) -> String {
-    format!("{}h{}m{}s", secs / 3600, secs % 3600 / 60, secs % 60)
-}
 
 // ------------------------------------------------------------------ the OpenBao dev server
 
@@ -166,11 +39,6 @@ impl Drop for Bao {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
 }
 
 /// Minimal HTTP/1.0 GET (no token: only public endpoints), returns (status, body).
@@ -284,50 +152,6 @@ impl Bao {
     }
 }
 
-// ------------------------------------------------------------------ CSRs as cert-manager makes them
-
-struct Csr {
-    pem: String,
-    key: KeyPair,
-}
-
-/// A CSR with `dns` SANs and no subject (the Certificates carry dnsNames only).
-fn csr(
-    dns: &[String],
-    alg: &'static rcgen::SignatureAlgorithm,
-    ekus: Vec<ExtendedKeyUsagePurpose>,
-    ips: &[&str],
-) -> Csr {
-    let key = KeyPair::generate_for(alg).expect("generate key");
-    let mut p = CertificateParams::new(dns.to_vec()).expect("CSR names");
-    p.distinguished_name = DistinguishedName::new();
-    p.extended_key_usages = ekus;
-    for ip in ips {
-        p.subject_alt_names.push(SanType::IpAddress(ip.parse().unwrap()));
-    }
-    let pem = p
-        .serialize_request(&key)
-        .expect("serialize CSR")
-        .pem()
-        .expect("CSR PEM");
-    Csr { pem, key }
-}
-
-fn key_algorithm(cert: &Value) -> &'static rcgen::SignatureAlgorithm {
-    let pk = &cert["spec"]["privateKey"];
-    match (
-        pk["algorithm"].as_str().unwrap_or("RSA"),
-        pk["size"].as_u64().unwrap_or(0),
-    ) {
-        ("ECDSA", 256) => &rcgen::PKCS_ECDSA_P256_SHA256,
-        ("ECDSA", 384) => &rcgen::PKCS_ECDSA_P384_SHA384,
-        other => {
-            panic!("this test signs ECDSA P-256/P-384 CSRs; the Certificate asks for {other:?}")
-        }
-    }
-}
-
-/// POST <sign_path> with the parameters cert-manager's Vault issuer sends.
 fn sign(bao: &Bao, token: &str, sign_path: &str, csr: &Csr, dns: &[String], ttl: &str, dir: &Path) -> Output {
     let file = dir.join(format!(
         "req-{}.csr",
@@ -365,21 +189,6 @@ fn assert_refused_by_role(o: &Output, needle: &str, what: &str) {
 }
 
 /// A concrete name for a SAN pattern (a per-pod name for a one-label wildcard).
-fn concrete(name: &str) -> String {
-    match name.strip_prefix("*.") {
-        Some(rest) => format!("request-router-0.{rest}"),
-        None => name.to_string(),
-    }
-}
-
-fn eku(der: &[u8]) -> (bool, bool) {
-    let (_, c) = x509_parser::parse_x509_certificate(der).expect("leaf parses");
-    match c.extended_key_usage().expect("EKU extension parses") {
-        Some(e) => (e.value.server_auth, e.value.client_auth || e.value.any),
-        None => (false, true), // absent = any purpose, including clientAuth
-    }
-}
-
 // ------------------------------------------------------------------ the test
 
 #[test]
@@ -661,7 +470,7 @@ fn openbao_pki_end_to_end() {
         let other = write(
             work.path(),
             "other-root.pem",
-            &probe_support::root("unrelated root").pem,
+            &support::probe::root("unrelated root").pem,
         );
         assert_refused(
             &probe(proto, &addr, &name, &other, &["--timeout", "10s"]),

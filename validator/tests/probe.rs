@@ -1,10 +1,9 @@
 //! The probe matrix against real loopback servers (tokio-rustls over TCP, quinn over UDP),
 //! running the built binary. Each negative case asserts its specific reason; none may pass.
 
-mod probe_support;
-
-use probe_support::*;
+mod support;
 use rcgen::ExtendedKeyUsagePurpose;
+use support::probe::*;
 use tempfile::TempDir;
 
 const NAME: &str = "request-router.nvcf.svc.cluster.local";

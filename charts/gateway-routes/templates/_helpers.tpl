@@ -52,5 +52,23 @@ gateway.networking.k8s.io/v1beta1
 {{- end -}}
 {{- if $l.workerGrpc.enabled -}}
 {{- $_ := required "gateway-routes: listeners.workerGrpc.hostname is empty; set it to the host of the workers' gRPC dial address (request-router router.grpcDialAddress)" $l.workerGrpc.hostname -}}
+{{- with $l.workerGrpc.listenerHostname -}}
+{{- $lh := . -}}
+{{- range prepend ($l.workerGrpc.authorityHostnames | default list) $l.workerGrpc.hostname -}}
+{{- if not (include "gateway-routes.hostnameMatches" (list $lh .)) -}}
+{{- fail (printf "gateway-routes: listeners.workerGrpc.listenerHostname %q does not match %q; a Gateway routes worker gRPC (SNI: the dial host, :authority: the advertised names) only within the listener hostname; set it to a wildcard covering the dial host and listeners.workerGrpc.authorityHostnames (e.g. *.workers.<domain>), or leave it empty" $lh .) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* "true" when Gateway API hostname pattern (index . 0) matches hostname or pattern (index . 1):
+equal, or `*.suffix` against a name (or narrower pattern) ending in `.suffix`. */}}
+{{- define "gateway-routes.hostnameMatches" -}}
+{{- $p := index . 0 | lower -}}
+{{- $h := index . 1 | lower -}}
+{{- if eq $p $h -}}true
+{{- else if and (hasPrefix "*." $p) (hasSuffix (trimPrefix "*" $p) $h) (gt (len $h) (len (trimPrefix "*" $p))) -}}true
 {{- end -}}
 {{- end -}}

@@ -32,17 +32,28 @@ app.kubernetes.io/name: {{ include "request-router.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end -}}
 
-{{/* Standard labels. */}}
-{{- define "request-router.labels" -}}
+{{/* app.kubernetes.io/version: the router image tag (what runs), as a label value. */}}
+{{- define "request-router.version" -}}
+{{- .Values.image.tag | toString | replace "+" "_" | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* Pod template labels: no helm.sh/chart (a chart bump alone must not restart pods); the
+version is the image tag, so the template changes exactly when the image does. */}}
+{{- define "request-router.podLabels" -}}
 {{ include "request-router.selectorLabels" . }}
-app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/version: {{ include "request-router.version" . | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: nvcf
 app.kubernetes.io/component: request-router
-helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- with .Values.commonLabels }}
 {{ toYaml . }}
 {{- end }}
+{{- end -}}
+
+{{/* Standard labels of every object: the pod labels plus helm.sh/chart. */}}
+{{- define "request-router.labels" -}}
+{{ include "request-router.podLabels" . }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 
 {{/* Image reference, pinned by tag (and digest when given). */}}
@@ -76,6 +87,12 @@ gateway.networking.k8s.io/v1alpha2
 {{- end -}}
 
 {{/* Host of an https://host:port URL. */}}
+{{/* The pods' advertised names as one Gateway API hostname pattern ("{pod_name}." -> "*."):
+workers send them as HTTP/2 :authority on the gRPC leg. */}}
+{{- define "request-router.authorityHostname" -}}
+{{- .Values.router.advertisedHostnameTemplate | replace "{pod_name}" "*" | replace "{namespace}" .Release.Namespace | lower -}}
+{{- end -}}
+
 {{- define "request-router.grpcDialHost" -}}
 {{- $hp := trimPrefix "https://" .Values.router.grpcDialAddress | splitList "/" | first -}}
 {{- regexReplaceAll ":[0-9]+$" $hp "" | trimPrefix "[" | trimSuffix "]" -}}
@@ -159,7 +176,7 @@ Included by every template so nothing renders partially.
 {{- define "request-router.podTemplate" -}}
 metadata:
   labels:
-    {{- include "request-router.labels" . | nindent 4 }}
+    {{- include "request-router.podLabels" . | nindent 4 }}
   {{- with .Values.workload.podAnnotations }}
   annotations:
     {{- toYaml . | nindent 4 }}
@@ -239,6 +256,18 @@ spec:
   {{- with .Values.affinity }}
   affinity:
     {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.topologySpread }}
+  # Spread router pods so one node (or zone) going down takes at most one of them.
+  topologySpreadConstraints:
+    {{- range . }}
+    - topologyKey: {{ .topologyKey }}
+      maxSkew: {{ .maxSkew | default 1 }}
+      whenUnsatisfiable: {{ .whenUnsatisfiable | default "ScheduleAnyway" }}
+      labelSelector:
+        matchLabels:
+          {{- include "request-router.selectorLabels" $ | nindent 10 }}
+    {{- end }}
   {{- end }}
 {{- end -}}
 

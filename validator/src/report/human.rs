@@ -2,8 +2,8 @@
 //! one-line summary at the end.
 
 use super::{help, location, message_with_object, summary_line};
-use crate::engine::Report;
 use crate::finding::Severity;
+use crate::model::Report;
 use std::fmt::Write;
 
 struct Paint(bool);
@@ -42,7 +42,7 @@ pub fn render(report: &Report, color: bool) -> String {
             .is_some_and(|e| report.environments.iter().any(|x| x.name == e))
     };
     let manifests_mode = report.environments.len() == 1 && report.environments[0].name == "manifests";
-    let mut groups: Vec<(Option<&crate::engine::EnvReport>, Vec<&crate::finding::Finding>)> = report
+    let mut groups: Vec<(Option<&crate::model::EnvReport>, Vec<&crate::finding::Finding>)> = report
         .environments
         .iter()
         .map(|e| {

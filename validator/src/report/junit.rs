@@ -1,8 +1,8 @@
 //! `--format junit`: one test suite per environment, one test case per rule (failed when the
 //! rule reported an unwaived error), and a skipped test case per release that was not rendered.
 
-use crate::engine::Report;
 use crate::finding::Severity;
+use crate::model::Report;
 use crate::rules;
 use std::fmt::Write;
 

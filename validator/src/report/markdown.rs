@@ -1,6 +1,6 @@
 //! `--format markdown`: a pull-request comment.
 
-use crate::engine::Report;
+use crate::model::Report;
 use std::fmt::Write;
 
 fn cell(s: &str) -> String {

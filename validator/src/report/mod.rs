@@ -9,8 +9,8 @@ pub mod junit;
 pub mod markdown;
 pub mod sarif;
 
-use crate::engine::Report;
 use crate::finding::Finding;
+use crate::model::Report;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {

@@ -2,8 +2,8 @@
 //! with its help text; results point at the template file and line. Strict consumers reject
 //! empty `locations` arrays and zero lines, so we omit what we do not know instead.
 
-use crate::engine::Report;
 use crate::finding::Severity;
+use crate::model::Report;
 use crate::rules;
 use serde_json::{json, Value};
 

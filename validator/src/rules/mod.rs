@@ -16,8 +16,8 @@ pub mod routes;
 
 use crate::finding::{Finding, Severity};
 use crate::graph::Graph;
+use crate::model::ReleaseStatus;
 use crate::policy::Policy;
-use crate::render::ReleaseStatus;
 use crate::stack::{EnvState, Stack};
 
 /// What a rule looks at.
@@ -85,6 +85,23 @@ pub fn registry() -> Vec<&'static Rule> {
 
 pub fn find(id: &str) -> Option<&'static Rule> {
     registry().into_iter().find(|r| r.id == id)
+}
+
+/// The fixture naming convention, shared by every fixture runner (unit and CLI): a fixture file
+/// stem or stack directory named `fires-<rule-id>[-<case>]` must make that rule report, one named
+/// `silent-<rule-id>[-<case>]` must not. Returns whether it fires and the rule (the longest
+/// registered id that follows the prefix), or `None` when the name follows no registered rule.
+pub fn fixture_rule(name: &str) -> Option<(bool, &'static Rule)> {
+    let (fires, rest) = match (name.strip_prefix("fires-"), name.strip_prefix("silent-")) {
+        (Some(r), _) => (true, r),
+        (_, Some(r)) => (false, r),
+        _ => return None,
+    };
+    registry()
+        .into_iter()
+        .filter(|r| rest == r.id || rest.strip_prefix(r.id).is_some_and(|c| c.starts_with('-')))
+        .max_by_key(|r| r.id.len())
+        .map(|r| (fires, r))
 }
 
 /// Run every rule of `scope` and return findings tagged with the rule's environment.

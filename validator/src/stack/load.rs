@@ -6,7 +6,7 @@
 //! the line of each release declaration in the source file so findings point at it.
 
 use super::{ChartRef, EnvState, Release, Repository};
-use crate::render::tools::{run, Tools};
+use crate::tools::{run, Tools};
 use anyhow::{Context, Result};
 use serde_json::Value;
 use std::collections::HashMap;

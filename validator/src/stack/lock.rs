@@ -6,6 +6,7 @@
 //!     chart: cert-manager
 //!     repository: oci://quay.io/jetstack/charts
 //!     version: v1.19.1
+//!     appVersion: v1.19.1          # optional
 //!     sha256: <64 lowercase hex>
 //! ```
 
@@ -32,6 +33,10 @@ pub struct LockEntry {
     pub chart: String,
     pub repository: String,
     pub version: String,
+    /// The application version the artifact ships (its Chart.yaml `appVersion`), when recorded:
+    /// tests hold the images and tools that must agree with it to this value.
+    #[serde(default, rename = "appVersion")]
+    pub app_version: Option<String>,
     pub sha256: String,
 }
 

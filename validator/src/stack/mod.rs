@@ -2,6 +2,7 @@
 //! where each release is declared. Built from the real `helmfile build` output (see `load`).
 
 pub mod load;
+pub mod loader;
 pub mod lock;
 
 pub use lock::{ChartLock, LockEntry};

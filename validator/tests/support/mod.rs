@@ -1,6 +1,11 @@
-//! What the integration tests share: where the repository and the pinned tools are, and copying
-//! fixture stacks. Each test file includes it with `mod support;`, so not every file uses all of it.
+//! What the integration tests share: where the repository and the pinned tools are, copying
+//! fixture stacks, (`probe`) loopback TLS/QUIC servers with test identities, and (`openbao`) the
+//! rendered OpenBao/PKI parts of an environment. Each test file
+//! includes it with `mod support;`, so not every file uses all of it.
 #![allow(dead_code)]
+
+pub mod openbao;
+pub mod probe;
 
 use std::path::{Path, PathBuf};
 

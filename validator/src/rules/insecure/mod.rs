@@ -305,8 +305,8 @@ fn is_openbao(r: &Release) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::ReleaseStatus;
     use crate::policy::Policy;
-    use crate::render::ReleaseStatus;
     use crate::stack::Stack;
     use crate::testkit::*;
 
@@ -320,9 +320,8 @@ mod tests {
 
     #[test]
     fn fixtures_fire_and_stay_silent() {
-        every_object_rule_has_fixtures("insecure", RULES);
-        for (stem, findings) in check_family("insecure", RULES) {
-            insta::assert_json_snapshot!(stem, findings);
+        for run in check_fixtures("insecure", RULES, Silent::Family) {
+            insta::assert_json_snapshot!(run.stem, run.findings);
         }
     }
 

@@ -92,9 +92,8 @@ mod tests {
 
     #[test]
     fn fixtures_fire_and_stay_silent() {
-        every_object_rule_has_fixtures("ownership", RULES);
-        for (stem, findings) in check_family("ownership", RULES) {
-            insta::assert_json_snapshot!(stem, findings);
+        for run in check_fixtures("ownership", RULES, Silent::Family) {
+            insta::assert_json_snapshot!(run.stem, run.findings);
         }
     }
 

@@ -192,9 +192,8 @@ mod tests {
 
     #[test]
     fn fixtures_fire_and_stay_silent() {
-        every_object_rule_has_fixtures("pinning", RULES);
-        for (stem, findings) in check_family("pinning", RULES) {
-            insta::assert_json_snapshot!(stem, findings);
+        for run in check_fixtures("pinning", RULES, Silent::Family) {
+            insta::assert_json_snapshot!(run.stem, run.findings);
         }
     }
 
@@ -254,6 +253,7 @@ mod tests {
                 chart: chart.to_string(),
                 repository: repository.to_string(),
                 version: version.to_string(),
+                app_version: None,
                 sha256: SHA.into(),
             })
             .collect();

@@ -257,7 +257,7 @@ fn parse_duration(v: &Value) -> Option<u64> {
 }
 
 /// `2160h`, `1h30m`, `90d`, `3600` (seconds) → seconds. Sub-second parts are ignored.
-fn go_duration(s: &str) -> Option<u64> {
+pub(super) fn go_duration(s: &str) -> Option<u64> {
     let s = s.trim();
     if s.is_empty() {
         return None;

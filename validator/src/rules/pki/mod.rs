@@ -15,6 +15,7 @@
 
 mod bundles;
 mod certificate_issuer_resolves;
+mod certificate_renewal_window;
 mod certificate_server_auth;
 mod listeners;
 mod mounts;
@@ -72,6 +73,16 @@ pub static RULES: &[Rule] = &[
         explain: include_str!("certificate-issuer-resolves.md"),
         scope: Scope::Objects,
         check: certificate_issuer_resolves::check_issuer_resolves,
+    },
+    Rule {
+        id: "certificate-renewal-window",
+        family: "pki",
+        severity: Severity::Error,
+        summary: "a Certificate's duration is under 1h, its renewBefore under 5m, or renewBefore is not shorter than \
+                  its duration (cert-manager refuses it)",
+        explain: include_str!("certificate-renewal-window.md"),
+        scope: Scope::Objects,
+        check: certificate_renewal_window::check_renewal_window,
     },
     Rule {
         id: "vault-issuer-secure",

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::policy::Policy;
-use crate::testkit;
+use crate::testkit::{self, check_fixtures, Silent};
 use std::path::PathBuf;
 
 pub(super) fn fixture_dir() -> PathBuf {
@@ -42,37 +42,6 @@ pub(super) fn messages(f: &[Finding]) -> String {
         .join("\n")
 }
 
-/// The rule a fixture file is about: the longest rule id after `fires-`/`silent-`.
-pub(super) fn fixture_rule(stem: &str) -> (bool, &'static str) {
-    let (fires, rest) = match (stem.strip_prefix("fires-"), stem.strip_prefix("silent-")) {
-        (Some(r), _) => (true, r),
-        (_, Some(r)) => (false, r),
-        _ => panic!("fixture {stem} must start with fires- or silent-"),
-    };
-    let id = RULES
-        .iter()
-        .map(|r| r.id)
-        .filter(|id| rest.starts_with(&format!("{id}-")))
-        .max_by_key(|id| id.len())
-        .unwrap_or_else(|| panic!("fixture {stem} names no pki rule"));
-    (fires, id)
-}
-
-pub(super) fn fixture_files() -> Vec<(String, String)> {
-    let mut v: Vec<(String, String)> = std::fs::read_dir(fixture_dir())
-        .unwrap()
-        .filter_map(|e| {
-            let p = e.ok()?.path();
-            if p.extension()? != "yaml" {
-                return None;
-            }
-            Some((p.file_stem()?.to_str()?.to_string(), std::fs::read_to_string(&p).ok()?))
-        })
-        .collect();
-    v.sort();
-    v
-}
-
 pub(super) fn bundle_yaml(pem: &str, annotation: Option<&str>) -> String {
     let ann = annotation
         .map(|a| format!("  annotations:\n    nvcf.io/trust-bundle-fingerprint: \"{a}\"\n"))
@@ -82,56 +51,17 @@ pub(super) fn bundle_yaml(pem: &str, annotation: Option<&str>) -> String {
 }
 
 #[test]
-fn fixtures_fire_with_their_rule_and_near_misses_stay_silent() {
-    let files = fixture_files();
-    assert!(files.len() >= 16, "fixtures missing: {}", files.len());
-    let mut failures = Vec::new();
-    for (stem, text) in &files {
-        assert!(
-            text.starts_with("# "),
-            "{stem}: a fixture starts with a header comment saying what it shows"
-        );
-        let (fires, id) = fixture_rule(stem);
-        let found = run(id, text);
-        if fires && found.is_empty() {
-            failures.push(format!("{stem}: expected {id} to fire, it stayed silent"));
-        }
-        if !fires && !found.is_empty() {
-            failures.push(format!(
-                "{stem}: expected {id} to stay silent, got:\n{}",
-                messages(&found)
-            ));
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
-}
-
-#[test]
-fn every_rule_has_a_firing_and_a_silent_fixture() {
-    let stems: Vec<String> = fixture_files().into_iter().map(|(s, _)| s).collect();
-    for r in RULES {
-        for kind in ["fires", "silent"] {
-            assert!(
-                stems
-                    .iter()
-                    .any(|s| s.starts_with(&format!("{kind}-{}-", r.id)) && fixture_rule(s).1 == r.id),
-                "rule {} has no {kind}-{}-*.yaml fixture",
-                r.id,
-                r.id
-            );
-        }
-    }
-}
-
-#[test]
-fn findings_of_the_firing_fixtures_snapshot() {
-    // One reviewed snapshot of what each firing fixture reports (rule, severity, line, message).
+fn fixtures_fire_and_stay_silent() {
+    // One reviewed snapshot of what each firing fixture reports of its own rule (rule, severity,
+    // line, message).
     let mut all = Vec::new();
-    for (stem, text) in fixture_files().into_iter().filter(|(s, _)| s.starts_with("fires-")) {
-        let (_, id) = fixture_rule(&stem);
-        for f in run(id, &text) {
+    for run in check_fixtures("pki", RULES, Silent::Rule)
+        .into_iter()
+        .filter(|r| r.fires)
+    {
+        for f in run.findings.iter().filter(|f| f.rule == run.rule) {
             all.push(serde_json::json!({
-                "fixture": stem,
+                "fixture": run.stem,
                 "rule": f.rule,
                 "severity": f.sev().as_str(),
                 "line": f.source.as_ref().and_then(|s| s.line),

@@ -259,9 +259,12 @@ fn check_leg(graph: &Graph, router: &RouterWorkload<'_>, leg: &Leg, raw: &str) -
         format!(
             "Workers need an HTTPS listener on port {port} whose hostname is unset or matches {} (TLS terminated there, \
              tls.certificateRefs to a Certificate covering it) and a GRPCRoute Accepted on it (hostnames unset or \
-             [{}]) with a backendRef to {svc} (h2c, appProtocol kubernetes.io/h2c). In this stack: request-router \
-             workerRoutes.grpc and the gateway-routes listeners.",
-            dial.host, dial.host
+             [{}, <advertised-name pattern>]) with a backendRef to {svc} (h2c, appProtocol kubernetes.io/h2c). Workers \
+             send the pod's advertised name as :authority, so the route's hostnames intersected with the listener's \
+             must accept every advertised name too (e.g. listener *.workers.<domain>, route hostnames [{}, \
+             *.router.workers.<domain>]). In this stack: request-router workerRoutes.grpc and the gateway-routes \
+             listeners.",
+            dial.host, dial.host, dial.host
         )
     } else {
         format!(
@@ -278,6 +281,75 @@ fn check_leg(graph: &Graph, router: &RouterWorkload<'_>, leg: &Leg, raw: &str) -
         )
         .with_help(help),
     )
+}
+
+/// At most this many replicas' advertised names are checked (the count is read from input).
+const MAX_REPLICAS_CHECKED: u64 = 1024;
+
+/// The names the router's pods advertise (`--advertised-hostname-template`, `{pod_name}` expanded
+/// to `<workload>-<ordinal>` per replica, `{namespace}` to the workload's namespace); workers send
+/// them as HTTP/2 `:authority` on the gRPC leg while TLS (SNI) uses the dial host.
+fn advertised_names(router: &RouterWorkload<'_>) -> Vec<String> {
+    let Some(template) = router
+        .flag(router::ADVERTISED_HOSTNAME_TEMPLATE)
+        .filter(|t| !t.is_empty())
+    else {
+        return Vec::new();
+    };
+    let obj = router.obj;
+    let ns = ns_of(obj);
+    if !template.contains("{pod_name}") {
+        return vec![template.replace("{namespace}", ns).to_ascii_lowercase()];
+    }
+    let replicas = obj.at("/spec/replicas").and_then(Value::as_u64).unwrap_or(1);
+    (0..replicas.clamp(1, MAX_REPLICAS_CHECKED))
+        .map(|i| {
+            template
+                .replace("{pod_name}", &format!("{}-{i}", obj.name))
+                .replace("{namespace}", ns)
+                .to_ascii_lowercase()
+        })
+        .collect()
+}
+
+/// Gateway API: the hostnames a route matches requests against on listener `l` are the
+/// intersection of its `hostnames` with the listener's hostname (either side unset: the other;
+/// both unset: any host). `None` stands for "any host".
+fn effective_hostnames(l: &Listener<'_>, route: &[&str]) -> Option<Vec<String>> {
+    match (l.match_hostname().filter(|h| !h.is_empty()), route.is_empty()) {
+        (None, true) => None,
+        (Some(lh), true) => Some(vec![lh.to_ascii_lowercase()]),
+        (None, false) => Some(route.iter().map(|h| h.to_ascii_lowercase()).collect()),
+        (Some(lh), false) => Some(
+            route
+                .iter()
+                .filter_map(|r| crate::pki::names::gateway_intersection(lh, r))
+                .collect(),
+        ),
+    }
+}
+
+/// The first advertised name the route would not route as `:authority` on listener `l`, as a
+/// reason; `None` when every advertised name is routed (or none is advertised).
+fn unroutable_authority(router: &RouterWorkload<'_>, l: &Listener<'_>, route_hosts: &[&str]) -> Option<String> {
+    let effective = effective_hostnames(l, route_hosts)?;
+    let names = advertised_names(router);
+    let missing: Vec<&String> = names
+        .iter()
+        .filter(|n| !effective.iter().any(|e| pattern_matches(e, n)))
+        .collect();
+    let first = missing.first()?;
+    Some(format!(
+        "its effective hostnames on listener `{}` [{}] (route hostnames intersected with the listener's) do not \
+         accept the advertised name {first}{} as :authority, so the Gateway answers 404 for it",
+        l.name,
+        effective.join(", "),
+        if missing.len() > 1 {
+            format!(" (and {} more)", missing.len() - 1)
+        } else {
+            String::new()
+        }
+    ))
 }
 
 /// A route of the leg's kinds is Accepted on listener `l` of `gw` and reaches the router.
@@ -306,6 +378,12 @@ fn carrying_route(
                             hosts.join(", ")
                         ));
                         continue;
+                    }
+                    if leg.check_host {
+                        if let Some(miss) = unroutable_authority(router, l, &hosts) {
+                            why.push(format!("{} is attached but {miss}", route.display()));
+                            continue;
+                        }
                     }
                     let mut misses = Vec::new();
                     for b in backend_refs(route) {

@@ -1,12 +1,17 @@
-//! Locating and running the real `helmfile` and `helm` binaries.
+//! Locating and running the real `helmfile` and `helm` binaries: the one place that knows where
+//! they are (and, with `--chart-mirror`, the generated helm front in `mirror`). The loader
+//! (`stack::load`) and `render` both run them through here.
 //!
 //! Lookup order for each tool: the environment variable `NVCF_HELMFILE` / `NVCF_HELM` (an explicit
 //! path), then `.tools/bin/<tool>` in the state's directory or any parent (where `ci/setup`
 //! installs the pinned, hash-verified tools), then `PATH`.
 
+pub mod mirror;
+
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 #[derive(Debug, Clone)]
 pub struct Tools {
@@ -47,6 +52,50 @@ impl Tools {
 
     pub fn helm(&self) -> Command {
         Command::new(&self.helm)
+    }
+}
+
+/// The tools of one run, located on first use (a warm cache never looks for them). With a chart
+/// mirror, helm is the generated front (`mirror::front`), written once into a temporary directory
+/// this owns.
+pub struct Lazy {
+    root: PathBuf,
+    mirror: Option<PathBuf>,
+    front_dir: Option<tempfile::TempDir>,
+    cell: OnceLock<Result<Tools, String>>,
+}
+
+impl Lazy {
+    /// `root`: where the lookup starts (the state's directory); `mirror`: `--chart-mirror`.
+    pub fn new(root: &Path, mirror: Option<&Path>) -> Result<Lazy> {
+        let front_dir = match mirror {
+            Some(_) => Some(
+                tempfile::Builder::new()
+                    .prefix("nvcf-validate-mirror-")
+                    .tempdir()
+                    .context("creating a temporary directory")?,
+            ),
+            None => None,
+        };
+        Ok(Lazy {
+            root: root.to_path_buf(),
+            mirror: mirror.map(Path::to_path_buf),
+            front_dir,
+            cell: OnceLock::new(),
+        })
+    }
+
+    pub fn get(&self) -> Result<Tools> {
+        self.cell
+            .get_or_init(|| {
+                let located = Tools::locate(&self.root).and_then(|t| match (&self.mirror, &self.front_dir) {
+                    (Some(m), Some(d)) => mirror::front(&t, &crate::stack::load::absolute(m), d.path()),
+                    _ => Ok(t),
+                });
+                located.map_err(|e| format!("{e:#}"))
+            })
+            .clone()
+            .map_err(|e| anyhow::anyhow!(e))
     }
 }
 

@@ -7,7 +7,7 @@
 //! helm. It only lets helmfile load the state; what is rendered is still the mirror tarball after
 //! its sha256 matched the lock (see `helmfile::plan`).
 
-use super::tools::Tools;
+use super::Tools;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,7 @@
-//! Loopback servers and test identities shared by tests/probe.rs and tests/openbao_e2e.rs.
+//! Loopback servers and test identities (used by tests/probe.rs and tests/openbao_e2e.rs).
 //! Every server binds 127.0.0.1:0 (the kernel picks a free port), runs on its own thread and
 //! runtime, and stops when dropped. Keys are generated at test time and never written to the
 //! repository.
-#![allow(dead_code)]
 
 use std::net::SocketAddr;
 use std::path::Path;
