@@ -8,8 +8,21 @@
 
 #[path = "../tests/fuzz/harness.rs"]
 mod harness;
-#[path = "../tests/support/mod.rs"]
-mod support;
+
+/// The repository and the pinned tools (the test support module needs dev-dependencies).
+mod support {
+    use std::path::{Path, PathBuf};
+    pub fn repo() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("validator/ has a parent").to_path_buf()
+    }
+    pub fn tool(name: &str) -> PathBuf {
+        let local = repo().join(".tools/bin").join(name);
+        if local.is_file() {
+            return local;
+        }
+        PathBuf::from(name)
+    }
+}
 
 use std::collections::BTreeMap;
 use std::process::Command;

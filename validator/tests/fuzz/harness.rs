@@ -285,10 +285,9 @@ pub fn run_policy(input: &[u8], _: &Path) {
     let _ = Policy::parse(text, "fuzz-policy.yaml");
 }
 
-pub fn run_lock(input: &[u8], scratch: &Path) {
-    if std::fs::write(scratch.join("charts.lock.yaml"), input).is_ok() {
-        let _ = nvcf_validate::stack::lock::ChartLock::load(scratch);
-    }
+pub fn run_lock(input: &[u8], _: &Path) {
+    let Ok(text) = std::str::from_utf8(input) else { return };
+    let _ = nvcf_validate::stack::lock::ChartLock::parse(text, "charts.lock.yaml");
 }
 
 pub fn run_pem(input: &[u8], _: &Path) {
