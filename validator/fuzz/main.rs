@@ -13,7 +13,10 @@ mod harness;
 mod support {
     use std::path::{Path, PathBuf};
     pub fn repo() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("validator/ has a parent").to_path_buf()
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("validator/ has a parent")
+            .to_path_buf()
     }
     pub fn tool(name: &str) -> PathBuf {
         let local = repo().join(".tools/bin").join(name);

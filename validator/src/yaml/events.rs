@@ -6,7 +6,7 @@
 
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
-use unsafe_libyaml_norway as sys;
+use unsafe_libyaml_norway as unsafe_sys;
 
 /// A position in the input: 0-based byte index, 0-based line and column (libyaml's counting,
 /// which increments the line on every break it accepts).
@@ -63,24 +63,24 @@ pub struct ParseError {
 }
 
 pub struct Parser<'a> {
-    sys: Box<MaybeUninit<sys::yaml_parser_t>>,
+    sys: Box<MaybeUninit<unsafe_sys::yaml_parser_t>>,
     done: bool,
     _input: PhantomData<&'a [u8]>,
 }
 
 impl<'a> Parser<'a> {
     pub fn new(input: &'a [u8]) -> Parser<'a> {
-        let mut p = Box::new(MaybeUninit::<sys::yaml_parser_t>::uninit());
+        let mut p = Box::new(MaybeUninit::<unsafe_sys::yaml_parser_t>::uninit());
         // SAFETY: libyaml initialises the struct in place; the input outlives the parser ('a), and
         // the parser is deleted exactly once in Drop.
         unsafe {
             let raw = p.as_mut_ptr();
-            if sys::yaml_parser_initialize(raw).fail {
+            if unsafe_sys::yaml_parser_initialize(raw).fail {
                 // Only fails on allocation failure, which aborts in Rust anyway.
                 std::process::abort();
             }
-            sys::yaml_parser_set_encoding(raw, sys::YAML_UTF8_ENCODING);
-            sys::yaml_parser_set_input_string(raw, input.as_ptr(), input.len() as _);
+            unsafe_sys::yaml_parser_set_encoding(raw, unsafe_sys::YAML_UTF8_ENCODING);
+            unsafe_sys::yaml_parser_set_input_string(raw, input.as_ptr(), input.len() as _);
         }
         Parser {
             sys: p,
@@ -94,14 +94,14 @@ impl<'a> Parser<'a> {
         if self.done {
             return None;
         }
-        let mut ev = MaybeUninit::<sys::yaml_event_t>::uninit();
+        let mut ev = MaybeUninit::<unsafe_sys::yaml_event_t>::uninit();
         // SAFETY: the parser was initialised in `new`; on success the event is initialised and
         // deleted below after its strings were copied out.
         unsafe {
             let raw = self.sys.as_mut_ptr();
-            if sys::yaml_parser_parse(raw, ev.as_mut_ptr()).fail {
+            if unsafe_sys::yaml_parser_parse(raw, ev.as_mut_ptr()).fail {
                 self.done = true;
-                let pr: &sys::yaml_parser_t = &*raw;
+                let pr: &unsafe_sys::yaml_parser_t = &*raw;
                 let problem = cstr(pr.problem as *const u8).unwrap_or_else(|| "invalid YAML".into());
                 let context = cstr(pr.context as *const u8);
                 let m = pr.problem_mark;
@@ -114,40 +114,42 @@ impl<'a> Parser<'a> {
             let e = ev.as_mut_ptr();
             let start = mark((*e).start_mark);
             let kind = match (*e).type_ {
-                sys::YAML_STREAM_START_EVENT => Kind::StreamStart,
-                sys::YAML_STREAM_END_EVENT => {
+                unsafe_sys::YAML_STREAM_START_EVENT => Kind::StreamStart,
+                unsafe_sys::YAML_STREAM_END_EVENT => {
                     self.done = true;
                     Kind::StreamEnd
                 }
-                sys::YAML_DOCUMENT_START_EVENT => Kind::DocumentStart,
-                sys::YAML_DOCUMENT_END_EVENT => Kind::DocumentEnd,
-                sys::YAML_ALIAS_EVENT => Kind::Alias(cstr((*e).data.alias.anchor).unwrap_or_default()),
-                sys::YAML_SCALAR_EVENT => {
+                unsafe_sys::YAML_DOCUMENT_START_EVENT => Kind::DocumentStart,
+                unsafe_sys::YAML_DOCUMENT_END_EVENT => Kind::DocumentEnd,
+                unsafe_sys::YAML_ALIAS_EVENT => Kind::Alias(cstr((*e).data.alias.anchor).unwrap_or_default()),
+                unsafe_sys::YAML_SCALAR_EVENT => {
                     let s = (*e).data.scalar;
                     let bytes = std::slice::from_raw_parts(s.value, s.length as usize);
                     Kind::Scalar {
                         value: String::from_utf8_lossy(bytes).into_owned(),
                         style: match s.style {
-                            sys::YAML_PLAIN_SCALAR_STYLE => Style::Plain,
-                            sys::YAML_LITERAL_SCALAR_STYLE | sys::YAML_FOLDED_SCALAR_STYLE => Style::Block,
+                            unsafe_sys::YAML_PLAIN_SCALAR_STYLE => Style::Plain,
+                            unsafe_sys::YAML_LITERAL_SCALAR_STYLE | unsafe_sys::YAML_FOLDED_SCALAR_STYLE => {
+                                Style::Block
+                            }
                             _ => Style::Quoted,
                         },
                         tag: cstr(s.tag),
                         anchor: cstr(s.anchor),
                     }
                 }
-                sys::YAML_SEQUENCE_START_EVENT => Kind::SequenceStart {
+                unsafe_sys::YAML_SEQUENCE_START_EVENT => Kind::SequenceStart {
                     tag: cstr((*e).data.sequence_start.tag),
                     anchor: cstr((*e).data.sequence_start.anchor),
                 },
-                sys::YAML_SEQUENCE_END_EVENT => Kind::SequenceEnd,
-                sys::YAML_MAPPING_START_EVENT => Kind::MappingStart {
+                unsafe_sys::YAML_SEQUENCE_END_EVENT => Kind::SequenceEnd,
+                unsafe_sys::YAML_MAPPING_START_EVENT => Kind::MappingStart {
                     tag: cstr((*e).data.mapping_start.tag),
                     anchor: cstr((*e).data.mapping_start.anchor),
                 },
-                sys::YAML_MAPPING_END_EVENT => Kind::MappingEnd,
+                unsafe_sys::YAML_MAPPING_END_EVENT => Kind::MappingEnd,
                 _ => {
-                    sys::yaml_event_delete(e);
+                    unsafe_sys::yaml_event_delete(e);
                     self.done = true;
                     return Some(Err(ParseError {
                         problem: "unexpected YAML event".into(),
@@ -155,7 +157,7 @@ impl<'a> Parser<'a> {
                     }));
                 }
             };
-            sys::yaml_event_delete(e);
+            unsafe_sys::yaml_event_delete(e);
             Some(Ok(Event { kind, start }))
         }
     }
@@ -164,11 +166,11 @@ impl<'a> Parser<'a> {
 impl Drop for Parser<'_> {
     fn drop(&mut self) {
         // SAFETY: initialised in `new`, deleted once.
-        unsafe { sys::yaml_parser_delete(self.sys.as_mut_ptr()) }
+        unsafe { unsafe_sys::yaml_parser_delete(self.sys.as_mut_ptr()) }
     }
 }
 
-fn mark(m: sys::yaml_mark_t) -> Mark {
+fn mark(m: unsafe_sys::yaml_mark_t) -> Mark {
     Mark {
         index: m.index as usize,
         line: m.line as usize,

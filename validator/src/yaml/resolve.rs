@@ -370,35 +370,6 @@ pub fn go_json_float(f: f64) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn go_number_forms() {
-        assert_eq!(go_parse_int("0755"), Some(493));
-        assert_eq!(go_parse_int("08"), None);
-        assert!(yaml_style_float("08"));
-        assert_eq!(go_parse_int("-0x10"), Some(-16));
-        assert_eq!(go_parse_int("-9223372036854775808"), Some(i64::MIN));
-        assert_eq!(go_parse_uint("18446744073709551615"), Some(u64::MAX));
-        assert_eq!(resolve("1e400", ""), Scalar::Str("1e400".into()));
-        assert_eq!(resolve("08", ""), Scalar::Float(8.0));
-        assert_eq!(scalar("1_0", true, None).unwrap(), Value::from(10));
-        assert_eq!(go_json_float(1e21), "1e+21");
-        assert_eq!(go_json_float(1.5e-7), "1.5e-7");
-        assert_eq!(go_json_float(100.0), "100");
-        assert_eq!(go_format_float32_g(1.5), "1.5");
-        assert_eq!(go_format_float32_g(1e10), "1e+10");
-    }
-
-    #[test]
-    fn binary_is_decoded() {
-        assert_eq!(scalar("aGVs\nbG8=", false, Some(BINARY)).unwrap(), Value::from("hello"));
-        assert!(scalar("a b", false, Some(BINARY)).is_err());
-    }
-}
-
 /// A value as helm's `fromYaml | toJson` prints it (Go's `encoding/json` over what
 /// `sigs.k8s.io/yaml` decoded into `interface{}`): object keys sorted, every number a float64,
 /// `<`, `>`, `&`, U+2028 and U+2029 escaped. The differential test compares this, byte for byte,
@@ -459,4 +430,33 @@ fn write_go_string(s: &str, out: &mut String) {
         }
     }
     out.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_number_forms() {
+        assert_eq!(go_parse_int("0755"), Some(493));
+        assert_eq!(go_parse_int("08"), None);
+        assert!(yaml_style_float("08"));
+        assert_eq!(go_parse_int("-0x10"), Some(-16));
+        assert_eq!(go_parse_int("-9223372036854775808"), Some(i64::MIN));
+        assert_eq!(go_parse_uint("18446744073709551615"), Some(u64::MAX));
+        assert_eq!(resolve("1e400", ""), Scalar::Str("1e400".into()));
+        assert_eq!(resolve("08", ""), Scalar::Float(8.0));
+        assert_eq!(scalar("1_0", true, None).unwrap(), Value::from(10));
+        assert_eq!(go_json_float(1e21), "1e+21");
+        assert_eq!(go_json_float(1.5e-7), "1.5e-7");
+        assert_eq!(go_json_float(100.0), "100");
+        assert_eq!(go_format_float32_g(1.5), "1.5");
+        assert_eq!(go_format_float32_g(1e10), "1e+10");
+    }
+
+    #[test]
+    fn binary_is_decoded() {
+        assert_eq!(scalar("aGVs\nbG8=", false, Some(BINARY)).unwrap(), Value::from("hello"));
+        assert!(scalar("a b", false, Some(BINARY)).is_err());
+    }
 }
