@@ -11,6 +11,7 @@ use crate::policy::{Policy, DEFAULT_POLICY_FILE};
 use crate::render::helmfile::EnvRender;
 use crate::render::manifests::{read_manifests, RenderedDoc};
 use crate::rules::{self, Ctx, Scope};
+use crate::schema::SchemaSet;
 use crate::sink::{self, Overrides};
 use crate::stack::Stack;
 use anyhow::{bail, Result};
@@ -66,11 +67,51 @@ fn load_policy(args: &CheckArgs) -> Result<Policy> {
 }
 
 pub fn check(args: &CheckArgs) -> Result<Report> {
+    run(args).map(|(report, _)| report)
+}
+
+/// One environment's object graph with the findings about it (after the sink: severities,
+/// overrides and waivers applied), for `graph`: the picture is drawn from exactly what the rules
+/// judged.
+#[derive(Debug)]
+pub struct EnvGraph {
+    pub name: String,
+    pub graph: Graph,
+    pub findings: Vec<Finding>,
+}
+
+/// Like `check`, and also each environment's graph next to its findings (for `graph` and the
+/// diagrams of the markdown report).
+pub fn check_graphs(args: &CheckArgs) -> Result<(Report, Vec<EnvGraph>)> {
+    let (report, graphs) = run(args)?;
+    let mut out: Vec<EnvGraph> = report
+        .environments
+        .iter()
+        .zip(graphs)
+        .map(|(e, graph)| EnvGraph {
+            name: e.name.clone(),
+            graph,
+            findings: Vec::new(),
+        })
+        .collect();
+    for f in &report.findings {
+        let env = f.environment.as_deref().unwrap_or("manifests");
+        if let Some(e) = out.iter_mut().find(|e| e.name == env) {
+            e.findings.push(f.clone());
+        }
+    }
+    Ok((report, out))
+}
+
+/// The whole pipeline: load, render, one graph per environment, rules, sink. The graphs come
+/// back in the order of the report's environments.
+fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
     let policy = load_policy(args)?;
     let overrides = Overrides::new(&policy, &args.deny, &args.warn, &args.allow)?;
     let now = args.now.unwrap_or_else(time::OffsetDateTime::now_utc);
+    let schemas = load_schemas(args, &policy, &overrides)?;
 
-    let (mut findings, environments) = match &args.manifests {
+    let (mut findings, environments, graphs) = match &args.manifests {
         Some(path) => {
             let docs = read_manifests(path, "")?;
             if docs.is_empty() {
@@ -85,6 +126,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
                 policy: &policy,
                 status: &[],
                 now,
+                schemas: schemas.as_ref(),
             };
             let f = rules::run(&ctx, Scope::Objects);
             let env = EnvReport {
@@ -92,8 +134,9 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
                 releases: Vec::new(),
                 objects: graph.objects.iter().filter(|o| !o.prov.external).count(),
                 render_error: None,
+                schema_coverage: schemas.as_ref().map(|s| s.for_graph(&graph).coverage(&graph)),
             };
-            (f, vec![env])
+            (f, vec![env], vec![graph])
         }
         None => {
             let opts = Options {
@@ -102,7 +145,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
             };
             let (stack, renders) =
                 pipeline::load_and_render(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;
-            check_stack(&stack, renders, &policy, now)?
+            check_stack(&stack, renders, &policy, now, schemas.as_ref())?
         }
     };
     findings = sink::apply(findings, &policy, &overrides, now.date());
@@ -147,7 +190,7 @@ pub fn check(args: &CheckArgs) -> Result<Report> {
         }
     }
     sort_findings(&mut findings, &environments);
-    Ok(Report { environments, findings })
+    Ok((Report { environments, findings }, graphs))
 }
 
 /// Run the state rules and object rules of every rendered environment.
@@ -156,9 +199,11 @@ fn check_stack(
     renders: Vec<EnvRender>,
     policy: &Policy,
     now: time::OffsetDateTime,
-) -> Result<(Vec<Finding>, Vec<EnvReport>)> {
+    schemas: Option<&SchemaSet>,
+) -> Result<(Vec<Finding>, Vec<EnvReport>, Vec<Graph>)> {
     let mut findings = Vec::new();
     let mut envs = Vec::new();
+    let mut graphs = Vec::new();
     let mut texts: HashMap<String, std::sync::Arc<str>> = HashMap::new();
     for r in renders {
         let EnvRender {
@@ -176,20 +221,46 @@ fn check_stack(
             policy,
             status: &status,
             now,
+            schemas,
         };
         // Whether state findings explain a render failure is decided after the sink (`check`).
         findings.extend(rules::run(&ctx, Scope::State));
         if render_error.is_none() {
             findings.extend(rules::run(&ctx, Scope::Objects));
         }
+        let schema_coverage = schemas
+            .filter(|_| render_error.is_none())
+            .map(|s| s.for_graph(&graph).coverage(&graph));
         envs.push(EnvReport {
             name: state.name.clone(),
             objects: graph.objects.iter().filter(|o| !o.prov.external).count(),
             releases: status,
             render_error,
+            schema_coverage,
         });
+        graphs.push(graph);
     }
-    Ok((findings, envs))
+    Ok((findings, envs, graphs))
+}
+
+/// The schemas `schema-valid` needs, loaded once per run; `None` when the rule is turned off
+/// (`-A schema-valid` or the policy's `severity:`), so a run without installed schemas can opt out.
+/// They are looked up from the state's directory, or the working directory for `--manifests`.
+fn load_schemas(args: &CheckArgs, policy: &Policy, overrides: &Overrides) -> Result<Option<SchemaSet>> {
+    if overrides.get("schema-valid") == Some(crate::policy::Level::Allow) {
+        return Ok(None);
+    }
+    let start = match &args.manifests {
+        Some(_) => std::env::current_dir().unwrap_or_default(),
+        None if args.file.is_dir() => args.file.clone(),
+        None => args.file.parent().map(Path::to_path_buf).unwrap_or_default(),
+    };
+    let start = if start.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        start
+    };
+    SchemaSet::load(policy, &start).map(Some)
 }
 
 /// Turn rendered documents into a graph, add the policy's externals, and attach template texts

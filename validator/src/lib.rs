@@ -3,6 +3,7 @@
 //! rules can use it without a process.
 
 pub mod commands;
+pub mod diagram;
 pub mod engine;
 pub mod finding;
 pub mod graph;
@@ -15,6 +16,7 @@ pub mod render;
 pub mod report;
 pub mod router;
 pub mod rules;
+pub mod schema;
 pub mod sink;
 pub mod stack;
 #[cfg(test)]

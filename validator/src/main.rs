@@ -38,6 +38,8 @@ enum Cmd {
     Cert(commands::cert::Args),
     /// Live, fail-closed handshake checks against a deployed router.
     Probe(commands::probe::Args),
+    /// Draw each environment's chain of trust and worker path with its findings.
+    Graph(commands::graph::Args),
 }
 
 #[derive(clap::Args)]
@@ -115,6 +117,13 @@ fn main() {
         Cmd::Fingerprint(a) => commands::fingerprint::run(a),
         Cmd::Cert(a) => commands::cert::run(a),
         Cmd::Probe(a) => commands::probe::run(a),
+        Cmd::Graph(a) => match fixed_now() {
+            Ok(now) => commands::graph::run(a, now),
+            Err(e) => {
+                eprintln!("nvcf-validate: {e}");
+                2
+            }
+        },
     };
     std::process::exit(code);
 }
@@ -141,7 +150,13 @@ fn check(c: &Check) -> i32 {
             }
         },
     };
-    let report = match engine::check(&args) {
+    // The markdown report (a PR comment) also shows where its findings sit on each picture.
+    let checked = if c.format == Format::Markdown {
+        engine::check_graphs(&args).map(|(r, g)| (r, Some(g)))
+    } else {
+        engine::check(&args).map(|r| (r, None))
+    };
+    let (report, graphs) = match checked {
         Ok(r) => r,
         Err(e) => {
             eprintln!("nvcf-validate: could not validate {}: {e:#}", engine::describe(&args));
@@ -149,7 +164,10 @@ fn check(c: &Check) -> i32 {
         }
     };
     let color = c.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let text = report::render(&report, c.format, color);
+    let mut text = report::render(&report, c.format, color);
+    if let Some(g) = &graphs {
+        text.push_str(&nvcf_validate::diagram::markdown::section(g));
+    }
     let written = match &c.output {
         Some(path) => {
             std::fs::write(path, &text).map_err(|e| format!("cannot write report to {}: {e}", path.display()))

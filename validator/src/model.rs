@@ -81,6 +81,9 @@ pub struct EnvReport {
     pub objects: usize,
     /// Why helmfile could not render this environment, when state findings explain it.
     pub render_error: Option<String>,
+    /// Schema coverage (`schema-valid`): kinds without a schema; `None` when the rule is off or
+    /// the environment was not rendered.
+    pub schema_coverage: Option<crate::schema::Coverage>,
 }
 
 #[derive(Debug, Clone)]

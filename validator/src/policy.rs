@@ -55,6 +55,18 @@ pub struct Settings {
     /// Rules that may never be waived.
     #[serde(default = "default_never_waive")]
     pub never_waive: Vec<String>,
+    /// Kubernetes version objects are validated against (`1.35`); `schema::DEFAULT_KUBERNETES_VERSION`
+    /// when unset.
+    #[serde(default)]
+    pub kubernetes_version: Option<String>,
+    /// CRD files (paths relative to the policy file) whose schemas validate their kinds, e.g.
+    /// the Gateway API or cert-manager CRDs exported from the cluster.
+    #[serde(default)]
+    pub crd_files: Vec<String>,
+    /// Kinds that must have a schema (`Kind`, `group/Kind`, `group/*` or `*`); an object of such a
+    /// kind without one is a `schema-valid` finding instead of a coverage note.
+    #[serde(default)]
+    pub require_schemas: Vec<String>,
 }
 
 fn default_never_waive() -> Vec<String> {
@@ -69,6 +81,9 @@ impl Default for Settings {
             allowed_image_registries: Vec::new(),
             require_image_digests: Vec::new(),
             never_waive: default_never_waive(),
+            kubernetes_version: None,
+            crd_files: Vec::new(),
+            require_schemas: Vec::new(),
         }
     }
 }
@@ -76,6 +91,14 @@ impl Default for Settings {
 impl Settings {
     pub fn digests_required(&self, environment: &str) -> bool {
         self.require_image_digests.iter().any(|e| e == "*" || e == environment)
+    }
+
+    /// Whether `settings.requireSchemas` covers this kind of this API group.
+    pub fn schema_required(&self, group: &str, kind: &str) -> bool {
+        self.require_schemas.iter().any(|p| match p.split_once('/') {
+            None => p == "*" || p == kind,
+            Some((g, k)) => g == group && (k == "*" || k == kind),
+        })
     }
 }
 

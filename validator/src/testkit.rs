@@ -51,6 +51,7 @@ pub fn ctx<'a>(graph: &'a Graph, policy: &'a Policy) -> Ctx<'a> {
         policy,
         status: &[],
         now: time::macros::datetime!(2026-11-29 12:00 UTC),
+        schemas: None,
     }
 }
 
@@ -277,6 +278,7 @@ pub fn state_ctx<'a>(
         policy,
         status,
         now: time::macros::datetime!(2026-11-29 12:00 UTC),
+        schemas: None,
     }
 }
 

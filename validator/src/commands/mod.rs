@@ -4,4 +4,5 @@
 
 pub mod cert;
 pub mod fingerprint;
+pub mod graph;
 pub mod probe;

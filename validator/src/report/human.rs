@@ -100,6 +100,9 @@ pub fn render(report: &Report, color: bool) -> String {
                 r.reason.as_deref().unwrap_or("-")
             );
         }
+        if let Some(c) = info.and_then(|e| e.schema_coverage.as_ref()) {
+            let _ = writeln!(out, "  {}", p.dim(&schema_line(c)));
+        }
         let mut last_release: Option<Option<&str>> = None;
         for f in &findings {
             if last_release != Some(f.release.as_deref()) {
@@ -140,4 +143,23 @@ pub fn render(report: &Report, color: bool) -> String {
     };
     let _ = writeln!(out, "{verdict}: {}", summary_line(report));
     out
+}
+
+/// `schemas: Kubernetes 1.35; 12 objects validated; no schema for Certificate cert-manager.io/v1 (2)`.
+fn schema_line(c: &crate::schema::Coverage) -> String {
+    let mut s = format!(
+        "schemas: Kubernetes {}; {} objects validated",
+        c.kubernetes_version, c.validated
+    );
+    if c.without_schema.is_empty() {
+        s.push_str("; every kind has a schema");
+    } else {
+        let kinds: Vec<String> = c
+            .without_schema
+            .iter()
+            .map(|k| format!("{} {} ({})", k.kind, k.api_version, k.objects))
+            .collect();
+        s.push_str(&format!("; no schema, not validated: {}", kinds.join(", ")));
+    }
+    s
 }

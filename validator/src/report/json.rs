@@ -26,6 +26,15 @@ pub fn value(report: &Report) -> Value {
             if let Some(err) = &e.render_error {
                 v["renderError"] = json!(err);
             }
+            if let Some(c) = &e.schema_coverage {
+                v["schemaCoverage"] = json!({
+                    "kubernetesVersion": c.kubernetes_version,
+                    "validated": c.validated,
+                    "withoutSchema": c.without_schema.iter().map(|k| json!({
+                        "apiVersion": k.api_version, "kind": k.kind, "objects": k.objects,
+                    })).collect::<Vec<_>>(),
+                });
+            }
             v
         })
         .collect();

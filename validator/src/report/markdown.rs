@@ -59,5 +59,31 @@ pub fn render(report: &Report) -> String {
         }
         out.push_str("\n</details>\n");
     }
+    let uncovered: Vec<_> = report
+        .environments
+        .iter()
+        .flat_map(|e| {
+            e.schema_coverage
+                .iter()
+                .flat_map(move |c| c.without_schema.iter().map(move |k| (e, k)))
+        })
+        .collect();
+    if !uncovered.is_empty() {
+        out.push_str(
+            "<details><summary>Kinds without a schema (not schema-validated)</summary>\n\n\
+             | environment | apiVersion | kind | objects |\n|---|---|---|---|\n",
+        );
+        for (e, k) in uncovered {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                cell(&e.name),
+                cell(&k.api_version),
+                cell(&k.kind),
+                k.objects
+            );
+        }
+        out.push_str("\n</details>\n");
+    }
     out
 }

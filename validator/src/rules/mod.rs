@@ -13,6 +13,7 @@ pub mod pinning;
 pub mod pki;
 pub mod policy;
 pub mod routes;
+pub mod schema;
 
 use crate::finding::{Finding, Severity};
 use crate::graph::Graph;
@@ -69,6 +70,8 @@ pub struct Ctx<'a> {
     pub status: &'a [ReleaseStatus],
     /// The moment certificates are judged at (expiry).
     pub now: time::OffsetDateTime,
+    /// Kubernetes and CRD schemas (`schema-valid`); `None` when schema validation is off.
+    pub schemas: Option<&'a crate::schema::SchemaSet>,
 }
 
 /// Every rule, in catalog order.
@@ -79,6 +82,7 @@ pub fn registry() -> Vec<&'static Rule> {
         .chain(insecure::RULES)
         .chain(pki::RULES)
         .chain(routes::RULES)
+        .chain(schema::RULES)
         .chain(policy::RULES)
         .collect()
 }

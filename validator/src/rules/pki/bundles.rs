@@ -10,13 +10,13 @@ pub(super) struct Bundle<'a> {
     pub(super) pem: Vec<u8>,
 }
 
-pub(super) fn profile(cm: &Object) -> Option<Value> {
+pub(crate) fn profile(cm: &Object) -> Option<Value> {
     crate::yaml::value(cm.str_at("/data/profile.yaml")?)
         .ok()
         .filter(Value::is_object)
 }
 
-pub(super) fn is_bundle_configmap(o: &Object) -> bool {
+pub(crate) fn is_bundle_configmap(o: &Object) -> bool {
     o.kind == "ConfigMap"
         && o.group().is_empty()
         && (o.name == TRUST_BUNDLE || o.annotations().is_some_and(|a| a.contains_key(FP_ANNOTATION)))

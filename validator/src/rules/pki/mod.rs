@@ -13,12 +13,12 @@
 //! One file per rule (its check and unit tests) with its explain text beside it as markdown; the
 //! identity model and small readers are here, mounts, bundles and listeners in their own files.
 
-mod bundles;
+pub(crate) mod bundles;
 mod certificate_issuer_resolves;
 mod certificate_renewal_window;
 mod certificate_server_auth;
 mod listeners;
-mod mounts;
+pub(crate) mod mounts;
 mod san_covers_advertised_name;
 mod tls_mount_reloadable;
 mod tls_paths_consistent;
@@ -139,10 +139,10 @@ pub static RULES: &[Rule] = &[
 
 const CM: &str = "cert-manager.io";
 const GW: &str = "gateway.networking.k8s.io";
-const FP_ANNOTATION: &str = "nvcf.io/trust-bundle-fingerprint";
+pub(crate) const FP_ANNOTATION: &str = "nvcf.io/trust-bundle-fingerprint";
 const TRUST_BUNDLE: &str = "nvcf-trust-bundle";
-const WORKER_PROFILE: &str = "nvcf-worker-profile";
-const ROLE_CONFIGMAP: &str = "openbao-pki-role";
+pub(crate) const WORKER_PROFILE: &str = "nvcf-worker-profile";
+pub(crate) const ROLE_CONFIGMAP: &str = "openbao-pki-role";
 
 fn ns_of(o: &Object) -> &str {
     o.namespace.as_deref().unwrap_or("default")

@@ -55,7 +55,7 @@ pub(super) fn mount_for<'a>(pod: &'a Value, container: &'a Value, path: &str) ->
 }
 
 /// `(secret name, items)` of every Secret a volume projects.
-pub(super) fn volume_secrets(vol: &Value) -> Vec<(&str, Option<&Vec<Value>>)> {
+pub(crate) fn volume_secrets(vol: &Value) -> Vec<(&str, Option<&Vec<Value>>)> {
     let mut out = Vec::new();
     if let Some(name) = str_at(vol, "/secret/secretName") {
         out.push((name, vol.pointer("/secret/items").and_then(Value::as_array)));

@@ -12,13 +12,13 @@
 //! One file per rule (`route_parent_resolves`, `route_backend_resolves`, `gateway_api_version`;
 //! `worker-routes-complete` is `worker`) with its explain text beside it as `<rule-id>.md`.
 
-mod backend;
-mod gateway;
+pub(crate) mod backend;
+pub(crate) mod gateway;
 mod gateway_api_version;
 mod route_backend_resolves;
 mod route_parent_resolves;
 mod version;
-mod worker;
+pub(crate) mod worker;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,77 @@
+//! `nvcf-validate graph`: draw each environment's chain of trust and worker path, with the
+//! findings that sit on it. The pipeline is `check`'s (load, render, one graph per environment,
+//! rules, sink: `engine::check_graphs`); only the output differs.
+//!
+//! Exit codes as for `check`: 0 no error-level finding, 1 at least one (the picture is written
+//! either way), 2 could not draw (bad input, render failure, unwritable output).
+
+use crate::diagram::{self, model, Format};
+use crate::engine::{self, CheckArgs};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The helmfile state, or a directory holding one (default: helmfile.yaml here).
+    #[arg(long, short = 'f', default_value = "helmfile.yaml")]
+    pub file: PathBuf,
+    /// Environment to draw (repeatable). Default: every environment the state declares.
+    #[arg(long = "environment", short = 'e')]
+    pub environments: Vec<String>,
+    #[arg(long, value_enum, default_value = "mermaid")]
+    pub format: Format,
+    /// Write the picture to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Do not fetch remote charts (they are drawn as not rendered: their objects are absent).
+    #[arg(long)]
+    pub offline: bool,
+    /// Render remote charts from tarballs in DIR after their sha256 matches charts.lock.yaml.
+    #[arg(long, value_name = "DIR")]
+    pub chart_mirror: Option<PathBuf>,
+    /// Policy file (default: validator-policy.yaml beside the state, if present).
+    #[arg(long)]
+    pub policy: Option<PathBuf>,
+    /// Bypass the render cache.
+    #[arg(long)]
+    pub no_cache: bool,
+}
+
+pub fn run(a: &Args, now: Option<time::OffsetDateTime>) -> i32 {
+    let args = CheckArgs {
+        file: a.file.clone(),
+        environments: a.environments.clone(),
+        offline: a.offline,
+        chart_mirror: a.chart_mirror.clone(),
+        policy: a.policy.clone(),
+        no_cache: a.no_cache,
+        progress: std::io::stderr().is_terminal(),
+        now,
+        ..CheckArgs::default()
+    };
+    let envs = match engine::check_graphs(&args) {
+        Ok((_, e)) => e,
+        Err(e) => {
+            eprintln!("nvcf-validate graph: could not draw {}: {e:#}", engine::describe(&args));
+            return 2;
+        }
+    };
+    let diagrams: Vec<_> = envs.iter().map(|e| model::build(&e.graph, &e.findings)).collect();
+    let text = diagram::render(&diagrams, a.format);
+    let written = match &a.output {
+        Some(path) => std::fs::write(path, &text).map_err(|e| format!("cannot write to {}: {e}", path.display())),
+        None => std::io::stdout()
+            .write_all(text.as_bytes())
+            .map_err(|e| format!("cannot write: {e}")),
+    };
+    if let Err(e) = written {
+        eprintln!("nvcf-validate graph: {e}");
+        return 2;
+    }
+    let errors = envs
+        .iter()
+        .flat_map(|e| &e.findings)
+        .filter(|f| f.waived.is_none() && f.sev() == crate::finding::Severity::Error)
+        .count();
+    i32::from(errors > 0)
+}
