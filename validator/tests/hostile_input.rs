@@ -101,9 +101,12 @@ fn merge_keys_are_applied() {
     let r = check_text("m.yaml", inline.as_bytes(), &[]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert_eq!(rules(&r), vec!["insecure-flag"], "{}", r.stderr);
-    let anchored = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: x}\nspec:\n  template:\n    metadata:\n      x-base: &base {image: \"registry.example.com/i:1.0\", args: [\"--quic-insecure\"]}\n    spec:\n      containers:\n      - <<: *base\n        name: c\n";
+    // `- <<: *base`: the container takes the anchored container's image (read with a literal `<<`
+    // key, it had none and image-pinned fired).
+    let anchored = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d, namespace: x}\nspec:\n  selector: {matchLabels: {app: d}}\n  template:\n    metadata: {labels: {app: d}}\n    spec:\n      initContainers:\n      - &base {name: init, image: \"registry.example.com/i:1.0\"}\n      containers:\n      - <<: *base\n        name: c\n        args: [\"--quic-insecure\"]\n";
     let r = check_text("m.yaml", anchored.as_bytes(), &[]);
     assert_eq!(rules(&r), vec!["insecure-flag"], "{}", r.stderr);
+    assert_eq!(finding(&r, "insecure-flag")["source"]["line"], 14);
 }
 
 #[test]
