@@ -142,6 +142,7 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
             let opts = Options {
                 offline: args.offline,
                 chart_mirror: args.chart_mirror.clone(),
+                lock_file: policy.settings.lock_file.clone(),
             };
             let (stack, renders) =
                 pipeline::load_and_render(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;

@@ -38,6 +38,15 @@ pub struct SourceRef {
     pub line: Option<usize>,
 }
 
+/// Another place where the same root cause shows (the address a client dials at a server whose
+/// configuration turns TLS off): reported inside the one finding, not as a finding of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Related {
+    pub object: Option<ObjectRef>,
+    pub source: Option<SourceRef>,
+    pub message: String,
+}
+
 /// One finding. `severity` is `None` until the sink assigns the rule's (possibly overridden)
 /// severity; a rule may set it to report below its default (e.g. a warning-level variant).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -53,6 +62,9 @@ pub struct Finding {
     pub help: Option<String>,
     /// The matching waiver's reason.
     pub waived: Option<String>,
+    /// Other locations of the same root cause (one cause, one finding).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub related: Vec<Related>,
 }
 
 impl Finding {
@@ -68,6 +80,7 @@ impl Finding {
             message: message.into(),
             help: None,
             waived: None,
+            related: Vec::new(),
         }
     }
 
@@ -116,6 +129,19 @@ impl Finding {
             line,
         });
         f
+    }
+
+    /// Fold other findings of the same root cause into this one as related locations.
+    pub fn with_related(mut self, others: impl IntoIterator<Item = Finding>) -> Finding {
+        for o in others {
+            self.related.push(Related {
+                object: o.object,
+                source: o.source,
+                message: o.message,
+            });
+            self.related.extend(o.related);
+        }
+        self
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> Finding {

@@ -116,4 +116,6 @@ impl Report {
 pub struct Options {
     pub offline: bool,
     pub chart_mirror: Option<PathBuf>,
+    /// The chart lock file beside the entry state (the policy's `settings.lockFile`).
+    pub lock_file: String,
 }

@@ -26,7 +26,7 @@ pub fn load_and_render(
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
-    let lock = ChartLock::load(&root)?;
+    let lock = ChartLock::load_named(&root, &opts.lock_file)?;
     let cache = if use_cache { cache::Cache::open() } else { None };
     let entry_rel = load::relative(&entry, &root);
     let tree = if cache.is_some() {

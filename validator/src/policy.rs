@@ -55,6 +55,15 @@ pub struct Settings {
     /// Rules that may never be waived.
     #[serde(default = "default_never_waive")]
     pub never_waive: Vec<String>,
+    /// Plain `http://` endpoints accepted anyway by `plaintext-endpoint`, each with a reason.
+    #[serde(default)]
+    pub plaintext_allowed: Vec<PlaintextAllowed>,
+    /// Repository-relative directories local charts may live in (`chart-source-allowed`).
+    #[serde(default = "default_local_chart_roots")]
+    pub local_chart_roots: Vec<String>,
+    /// The chart lock file, relative to the entry state's directory (`chart-digest-pinned`).
+    #[serde(default = "default_lock_file")]
+    pub lock_file: String,
     /// Kubernetes version objects are validated against (`1.35`); `schema::DEFAULT_KUBERNETES_VERSION`
     /// when unset.
     #[serde(default)]
@@ -69,6 +78,23 @@ pub struct Settings {
     pub require_schemas: Vec<String>,
 }
 
+fn default_local_chart_roots() -> Vec<String> {
+    vec!["charts/".into()]
+}
+
+fn default_lock_file() -> String {
+    crate::stack::lock::LOCK_FILE.into()
+}
+
+/// One plaintext endpoint the policy accepts: `host` is a host name or IP (any port) or
+/// `host:port`; the reason is required.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlaintextAllowed {
+    pub host: String,
+    pub reason: String,
+}
+
 fn default_never_waive() -> Vec<String> {
     DEFAULT_NEVER_WAIVE.iter().map(|s| s.to_string()).collect()
 }
@@ -81,6 +107,9 @@ impl Default for Settings {
             allowed_image_registries: Vec::new(),
             require_image_digests: Vec::new(),
             never_waive: default_never_waive(),
+            plaintext_allowed: Vec::new(),
+            local_chart_roots: default_local_chart_roots(),
+            lock_file: default_lock_file(),
             kubernetes_version: None,
             crd_files: Vec::new(),
             require_schemas: Vec::new(),
@@ -89,6 +118,16 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The policy's entry accepting plaintext to `host` (and `port`, when the entry names one).
+    pub fn plaintext_allowed(&self, host: &str, port: Option<u16>) -> Option<&PlaintextAllowed> {
+        self.plaintext_allowed.iter().find(|a| match a.host.rsplit_once(':') {
+            Some((h, p)) if !h.contains(':') || h.ends_with(']') => {
+                h.trim_matches(['[', ']']).eq_ignore_ascii_case(host) && p.parse::<u16>().ok() == port
+            }
+            _ => a.host.trim_matches(['[', ']']).eq_ignore_ascii_case(host),
+        })
+    }
+
     pub fn digests_required(&self, environment: &str) -> bool {
         self.require_image_digests.iter().any(|e| e == "*" || e == environment)
     }
@@ -301,6 +340,29 @@ impl Policy {
                 index: n,
                 line: lines.get(i).copied(),
             });
+        }
+        if let Some(a) = raw
+            .settings
+            .iter()
+            .flat_map(|s| &s.plaintext_allowed)
+            .find(|a| a.reason.trim().is_empty() || a.host.trim().is_empty())
+        {
+            bail!(
+                "{display}: settings.plaintextAllowed entry `{}` needs a host and a reason; every accepted plaintext endpoint must say why",
+                a.host
+            );
+        }
+        if let Some(s) = &raw.settings {
+            let bad = |p: &str| p.trim().is_empty() || p.starts_with('/') || p.split('/').any(|c| c == "..");
+            if let Some(r) = s.local_chart_roots.iter().find(|r| bad(r)) {
+                bail!("{display}: settings.localChartRoots entry `{r}` must be a directory inside the repository (relative, no `..`)");
+            }
+            if bad(&s.lock_file) {
+                bail!(
+                    "{display}: settings.lockFile `{}` must be a file inside the repository (relative, no `..`)",
+                    s.lock_file
+                );
+            }
         }
         for rule in raw.severity.keys() {
             if crate::rules::find(rule).is_none() {

@@ -39,6 +39,30 @@ pub const IDENTIFYING_FLAGS: &[&str] = &[
     REVERSE_TUNNEL_LISTEN_ADDR,
 ];
 
+/// The router binary's gRPC listen port when `--listen-addr` is not given.
+pub const DEFAULT_GRPC_PORT: u16 = 50071;
+
+/// The port of a listen address (`0.0.0.0:50071`, `:50071`, `[::]:50071`).
+pub fn listen_port(addr: &str) -> Option<u16> {
+    addr.trim().rsplit_once(':').and_then(|(_, p)| p.parse().ok())
+}
+
+/// The gRPC ports the graph's router containers listen on (each one's `--listen-addr`, or the
+/// binary's default); the default alone when the graph runs no router (`--manifests` input that
+/// holds only Services and routes).
+pub fn grpc_listen_ports(g: &Graph) -> Vec<u16> {
+    let mut out: Vec<u16> = routers(g)
+        .iter()
+        .map(|r| r.flag(LISTEN_ADDR).and_then(listen_port).unwrap_or(DEFAULT_GRPC_PORT))
+        .collect();
+    if out.is_empty() {
+        out.push(DEFAULT_GRPC_PORT);
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
 /// The elements of a container's command line, in order: `command`, then `args`.
 pub fn command_line(container: &Value) -> impl Iterator<Item = &Value> {
     ["command", "args"]

@@ -32,7 +32,10 @@ pub fn render(report: &Report) -> String {
                 props.insert(1, format!("line={l}"));
             }
         }
-        let waived = f.waived.as_ref().map(|w| format!(" (waived: {w})")).unwrap_or_default();
+        let mut waived = f.waived.as_ref().map(|w| format!(" (waived: {w})")).unwrap_or_default();
+        if let Some(r) = super::related_brief(f) {
+            waived.push_str(&format!(" ({r})"));
+        }
         let _ = writeln!(
             out,
             "::{cmd} {}::{}",

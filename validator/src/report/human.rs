@@ -124,6 +124,18 @@ pub fn render(report: &Report, color: bool) -> String {
                 message_with_object(f)
             );
             let _ = writeln!(out, "      {} {}", p.dim("-->"), location(f));
+            for r in &f.related {
+                let at = r
+                    .source
+                    .as_ref()
+                    .map(|s| {
+                        s.line
+                            .map(|l| format!("{}:{l}", s.file))
+                            .unwrap_or_else(|| s.file.clone())
+                    })
+                    .unwrap_or_else(|| "-".into());
+                let _ = writeln!(out, "      {} {at}: {}", p.dim("also"), r.message);
+            }
             if let Some(w) = &f.waived {
                 let _ = writeln!(out, "      {} {w}", p.dim("= waived:"));
             } else {

@@ -50,7 +50,7 @@ pub fn value(report: &Report) -> Value {
 }
 
 pub fn finding(f: &Finding) -> Value {
-    json!({
+    let mut v = json!({
         "rule": f.rule,
         "severity": f.sev().as_str(),
         "environment": f.environment,
@@ -60,7 +60,12 @@ pub fn finding(f: &Finding) -> Value {
         "message": f.message,
         "help": super::help(f),
         "waived": f.waived,
-    })
+    });
+    // Additive: only when the finding folds other locations of the same cause into itself.
+    if !f.related.is_empty() {
+        v["related"] = json!(f.related);
+    }
+    v
 }
 
 pub fn render(report: &Report) -> String {

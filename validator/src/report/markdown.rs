@@ -30,9 +30,10 @@ pub fn render(report: &Report) -> String {
                 cell(f.environment.as_deref().unwrap_or("-")),
                 cell(&super::object_label(f).unwrap_or_else(|| "-".into())),
                 cell(&super::location(f)),
-                cell(&match &f.waived {
-                    Some(w) => format!("{} — waived: {w}", f.message),
-                    None => f.message.clone(),
+                cell(&match (&f.waived, super::related_brief(f)) {
+                    (Some(w), _) => format!("{} — waived: {w}", f.message),
+                    (None, Some(r)) => format!("{} ({r})", f.message),
+                    (None, None) => f.message.clone(),
                 })
             );
         }

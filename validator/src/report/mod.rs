@@ -89,6 +89,36 @@ pub fn help(f: &Finding) -> String {
     })
 }
 
+/// Related locations in one line (`also: file:line (Kind ns/name); …`), if any.
+pub fn related_brief(f: &Finding) -> Option<String> {
+    if f.related.is_empty() {
+        return None;
+    }
+    let items: Vec<String> = f
+        .related
+        .iter()
+        .map(|r| {
+            let loc = match &r.source {
+                Some(s) => match s.line {
+                    Some(l) => format!("{}:{l}", s.file),
+                    None => s.file.clone(),
+                },
+                None => "-".into(),
+            };
+            match &r.object {
+                Some(o) => format!(
+                    "{loc} ({} {}{})",
+                    o.kind,
+                    o.namespace.as_deref().map(|n| format!("{n}/")).unwrap_or_default(),
+                    o.name
+                ),
+                None => loc,
+            }
+        })
+        .collect();
+    Some(format!("also: {}", items.join("; ")))
+}
+
 /// The message prefixed with the finding's object, unless the message already starts with it.
 pub fn message_with_object(f: &Finding) -> String {
     match object_label(f) {

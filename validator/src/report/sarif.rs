@@ -58,6 +58,25 @@ pub fn value(report: &Report) -> Value {
                 }
                 res["locations"] = json!([loc]);
             }
+            if !f.related.is_empty() {
+                let related: Vec<Value> = f
+                    .related
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| {
+                        let mut loc = json!({"id": i + 1, "message": {"text": r.message}});
+                        if let Some(src) = &r.source {
+                            let mut phys = json!({"artifactLocation": {"uri": src.file.trim_start_matches("./")}});
+                            if let Some(l) = src.line.filter(|l| *l >= 1) {
+                                phys["region"] = json!({"startLine": l});
+                            }
+                            loc["physicalLocation"] = phys;
+                        }
+                        loc
+                    })
+                    .collect();
+                res["relatedLocations"] = json!(related);
+            }
             if let Some(reason) = &f.waived {
                 res["suppressions"] = json!([{"kind": "external", "justification": reason}]);
             }

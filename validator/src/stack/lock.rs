@@ -44,7 +44,12 @@ impl ChartLock {
     /// Read the lock beside the entry state; a missing file is an empty lock (the pinning rule
     /// then reports every remote chart), a malformed one is an error.
     pub fn load(root: &Path) -> Result<ChartLock> {
-        let path = root.join(LOCK_FILE);
+        ChartLock::load_named(root, LOCK_FILE)
+    }
+
+    /// Like `load`, for a lock file the policy names (`settings.lockFile`).
+    pub fn load_named(root: &Path, name: &str) -> Result<ChartLock> {
+        let path = root.join(name);
         if !path.exists() {
             return Ok(ChartLock::default());
         }
@@ -70,7 +75,7 @@ impl ChartLock {
                 );
             }
         }
-        lock.file = Some(LOCK_FILE.to_string());
+        lock.file = Some(name.to_string());
         Ok(lock)
     }
 

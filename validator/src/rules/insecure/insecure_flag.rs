@@ -107,19 +107,21 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
     for obj in rendered(ctx.graph) {
         for (list, c) in obj.containers() {
             let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
-            for (shown, effect) in insecure_flags(&cmdline(c)) {
-                let needle = shown.split(['=', ' ']).next().unwrap_or(&shown).to_string();
-                out.push(
-                    Finding::object_at(
-                        INSECURE_FLAG,
-                        obj,
-                        &needle,
-                        format!("{who} runs with `{shown}`, which {effect}"),
-                    )
-                    .with_help(format!(
-                        "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
-                    )),
-                );
+            for (place, words) in commands(c) {
+                let runs = if place.is_empty() {
+                    "runs with".to_string()
+                } else {
+                    format!("runs, in its {place} exec command,")
+                };
+                for (shown, effect) in insecure_flags(&words) {
+                    let needle = shown.split(['=', ' ']).next().unwrap_or(&shown).to_string();
+                    out.push(
+                        Finding::object_at(INSECURE_FLAG, obj, &needle, format!("{who} {runs} `{shown}`, which {effect}"))
+                            .with_help(format!(
+                                "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
+                            )),
+                    );
+                }
             }
             for EnvVar {
                 name,

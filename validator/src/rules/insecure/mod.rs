@@ -22,9 +22,12 @@ use crate::router;
 use crate::stack::{ChartRef, Release};
 use serde_json::Value;
 
+mod dial;
 mod insecure_flag;
 mod plaintext_endpoint;
+mod server_config;
 mod switches;
+use server_config::disables_tls;
 use switches::*;
 
 pub static RULES: &[Rule] = &[
@@ -60,6 +63,30 @@ fn cmdline(c: &Value) -> Vec<String> {
     let mut out = Vec::new();
     for a in router::command_line(c) {
         push_words(&scalar_text(a), &mut out);
+    }
+    out
+}
+
+/// Every command a container runs, as words: its command line (`""`), then the `exec` commands of
+/// its probes and lifecycle hooks (`readinessProbe`, `lifecycle.preStop`, …), which run in the same
+/// image with the same trust (the upstream OpenBao chart's readiness probe is `bao status
+/// -tls-skip-verify` once TLS is on).
+fn commands(c: &Value) -> Vec<(&'static str, Vec<String>)> {
+    let mut out = vec![("", cmdline(c))];
+    for (label, ptr) in [
+        ("livenessProbe", "/livenessProbe/exec/command"),
+        ("readinessProbe", "/readinessProbe/exec/command"),
+        ("startupProbe", "/startupProbe/exec/command"),
+        ("lifecycle.postStart", "/lifecycle/postStart/exec/command"),
+        ("lifecycle.preStop", "/lifecycle/preStop/exec/command"),
+    ] {
+        if let Some(items) = c.pointer(ptr).and_then(Value::as_array) {
+            let mut words = Vec::new();
+            for a in items {
+                push_words(&scalar_text(a), &mut words);
+            }
+            out.push((label, words));
+        }
     }
     out
 }
@@ -284,6 +311,19 @@ fn short(v: &Value) -> String {
     } else {
         t
     }
+}
+
+/// A release's values as the state gives them: the merged values helmfile computed or, when it
+/// could not, the inline `values:` maps merged in order (values files are not read here).
+fn effective_values(r: &Release) -> Value {
+    if !r.values.is_null() {
+        return r.values.clone();
+    }
+    let inline: Vec<Value> = r.declared_values.iter().filter(|v| v.is_object()).cloned().collect();
+    if inline.is_empty() {
+        return Value::Null;
+    }
+    crate::stack::load::merged_values(Some(&Value::Array(inline)))
 }
 
 /// The upstream OpenBao (or HashiCorp Vault) server chart.

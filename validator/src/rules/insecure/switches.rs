@@ -157,13 +157,6 @@ pub(super) fn config_assignments<'a>(text: &'a str, key: &str) -> Vec<(usize, &'
     out
 }
 
-/// Whether `text` turns a listener's TLS off (`tls_disable` truthy).
-pub(super) fn disables_tls(text: &str) -> bool {
-    config_assignments(text, "tls_disable")
-        .iter()
-        .any(|(_, v)| truthy_str(v))
-}
-
 #[cfg(test)]
 mod tests {
 
@@ -195,13 +188,10 @@ mod tests {
         ] {
             assert!(!truthy(&f), "{f}");
         }
-        assert!(disables_tls("listener \"tcp\" {\n  tls_disable = 1\n}"));
-        assert!(disables_tls("listener \"tcp\" { tls_disable = \"true\" }"));
-        assert!(disables_tls("{\"listener\":[{\"tcp\":{\"tls_disable\":\"1\"}}]}"));
-        assert!(!disables_tls(
-            "listener \"tcp\" {\n  # tls_disable = 1\n  tls_disable = false\n  tls_disable_client_certs = true\n}"
-        ));
-        assert!(!disables_tls("x_tls_disable = 1"));
+        assert_eq!(
+            config_assignments("a = 1\nx_tls_disable = 1\n tls_disable = \"1\"", "tls_disable"),
+            [(3, "1")]
+        );
         assert!(
             is_loopback_url("http://127.0.0.1:8200")
                 && is_loopback_url("http://[::1]:8200")

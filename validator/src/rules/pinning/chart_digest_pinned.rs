@@ -42,7 +42,7 @@ pub(super) fn chart_digest_pinned(ctx: &Ctx) -> Vec<Finding> {
     let (Some(state), Some(stack)) = (ctx.state, ctx.stack) else {
         return Vec::new();
     };
-    let lock_name = stack.lock.file.as_deref().unwrap_or(crate::stack::lock::LOCK_FILE);
+    let lock_name = stack.lock.file.as_deref().unwrap_or(&ctx.policy.settings.lock_file);
     let mut out = Vec::new();
     for r in state.installed().filter(|r| is_remote(r)) {
         let version = r.version.as_deref().unwrap_or("(no version)");

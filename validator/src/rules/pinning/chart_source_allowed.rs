@@ -7,6 +7,8 @@ pub(super) fn chart_source_allowed(ctx: &Ctx) -> Vec<Finding> {
         return Vec::new();
     };
     let list = &ctx.policy.settings.allowed_chart_repositories;
+    let roots = &ctx.policy.settings.local_chart_roots;
+    let shown = roots_shown(roots);
     let mut out = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
     for repo in &state.repositories {
@@ -66,12 +68,12 @@ pub(super) fn chart_source_allowed(ctx: &Ctx) -> Vec<Finding> {
                 } else {
                     format!("{dir}/{raw}")
                 };
-                (!inside_charts(&path))
-                    .then(|| format!("local chart {raw} is outside the repository's charts/ directory"))
+                (!inside_roots(&path, roots))
+                    .then(|| format!("local chart {raw} is outside the policy's local chart roots ({shown})"))
             }
-            ChartRef::Local { path } => (!inside_charts(path)).then(|| {
+            ChartRef::Local { path } => (!inside_roots(path, roots)).then(|| {
                 format!(
-                    "local chart {} ({path}) is outside the repository's charts/ directory",
+                    "local chart {} ({path}) is outside the policy's local chart roots ({shown})",
                     r.chart
                 )
             }),
@@ -79,7 +81,7 @@ pub(super) fn chart_source_allowed(ctx: &Ctx) -> Vec<Finding> {
         if let Some(p) = problem {
             out.push(
                 state_finding(CHART_SOURCE_ALLOWED, ctx, r, format!("release {}: {p}", r.id()))
-                    .with_help("vendor local charts under charts/; take upstream charts from an allowed https/oci repository, pinned"),
+                    .with_help(format!("keep local charts under {shown} (or list their directory in the policy's settings.localChartRoots); take upstream charts from an allowed https/oci repository, pinned")),
             );
         }
     }
@@ -205,5 +207,13 @@ mod tests {
             &[],
         );
         assert_eq!(f.len(), 6, "{f:#?}");
+        // Local chart roots are a policy setting: vendor/ listed, vendor/tool is allowed; the
+        // message names the configured roots.
+        let mut policy = Policy::default();
+        policy.settings.local_chart_roots = vec!["charts/".into(), "vendor".into()];
+        let f = run_state(rule(CHART_SOURCE_ALLOWED), &st, &Stack::default(), &policy, &[]);
+        assert_eq!(f.len(), 5, "{f:#?}");
+        assert!(!f.iter().any(|f| f.message.contains("vendor/tool")), "{f:#?}");
+        assert!(f.iter().any(|f| f.message.contains("(charts/ or vendor/)")), "{f:#?}");
     }
 }

@@ -48,9 +48,10 @@ pub(super) fn chart_version_pinned(ctx: &Ctx) -> Vec<Finding> {
                 r,
                 format!("release {}: remote chart {} {why}", r.id(), r.chart),
             )
-            .with_help(
-                "set `version:` to the exact released version (e.g. `v1.19.1`) and pin its sha256 in charts.lock.yaml",
-            ),
+            .with_help(format!(
+                "set `version:` to the exact released version (e.g. `v1.19.1`) and pin its sha256 in {}",
+                ctx.policy.settings.lock_file
+            )),
         );
     }
     out

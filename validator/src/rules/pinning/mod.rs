@@ -168,9 +168,27 @@ fn normalize(path: &str) -> Option<String> {
     Some(out.join("/"))
 }
 
-/// A repository-relative local chart path is inside `charts/`.
-fn inside_charts(path: &str) -> bool {
-    !path.starts_with('/') && normalize(path).is_some_and(|p| p.starts_with("charts/") && p.len() > "charts/".len())
+/// A repository-relative local chart path is inside one of the policy's local chart roots
+/// (`settings.localChartRoots`, default `charts/`).
+fn inside_roots(path: &str, roots: &[String]) -> bool {
+    !path.starts_with('/')
+        && normalize(path).is_some_and(|p| {
+            roots.iter().any(|r| {
+                let r = normalize(r).unwrap_or_default();
+                !r.is_empty()
+                    && p.strip_prefix(&r)
+                        .is_some_and(|rest| rest.starts_with('/') && rest.len() > 1)
+            })
+        })
+}
+
+/// The policy's local chart roots, for messages (`charts/`, `charts/ or vendor/charts/`).
+fn roots_shown(roots: &[String]) -> String {
+    roots
+        .iter()
+        .map(|r| format!("{}/", r.trim_end_matches('/')))
+        .collect::<Vec<_>>()
+        .join(" or ")
 }
 
 fn state_finding(rule: &'static str, ctx: &Ctx, r: &Release, msg: String) -> Finding {

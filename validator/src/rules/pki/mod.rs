@@ -25,6 +25,7 @@ mod tls_paths_consistent;
 mod trust_bundle_fingerprint;
 mod trust_bundle_valid;
 mod vault_issuer_secure;
+mod vault_token_static;
 use bundles::*;
 use listeners::*;
 use mounts::*;
@@ -88,12 +89,21 @@ pub static RULES: &[Rule] = &[
         id: "vault-issuer-secure",
         family: "pki",
         severity: Severity::Error,
-        summary:
-            "a Vault issuer is not https, has no CA bundle, does not use a `/sign/` path, or authenticates with a \
-                  static token instead of a ServiceAccount",
+        summary: "a Vault issuer is not https, has no CA bundle, does not use a `/sign/` path, or authenticates with \
+                  something other than a ServiceAccount (a static token is vault-token-static's finding)",
         explain: include_str!("vault-issuer-secure.md"),
         scope: Scope::Objects,
         check: vault_issuer_secure::check_vault,
+    },
+    Rule {
+        id: "vault-token-static",
+        family: "pki",
+        severity: Severity::Error,
+        summary: "something authenticates to OpenBao/Vault with a static token from a Secret or env (BAO_TOKEN, \
+                  VAULT_TOKEN, tokenSecretRef); a warning when the token is optional (one-time bootstrap)",
+        explain: include_str!("vault-token-static.md"),
+        scope: Scope::Objects,
+        check: vault_token_static::check_token,
     },
     Rule {
         id: "trust-bundle-valid",

@@ -24,9 +24,47 @@ pub(super) fn check_san(ctx: &Ctx) -> Vec<Finding> {
             }
         }
     }
+    out.extend(check_ingress_tls(g));
     for r in routers(g) {
         out.extend(check_advertised(g, &r));
         out.extend(check_grpc_dial(g, &r, &judged));
+    }
+    out
+}
+
+/// Ingress TLS: every host of a `spec.tls` entry against the certificate its `secretName` will
+/// hold (the Ingress controller presents it for exactly those SNI names).
+fn check_ingress_tls(g: &Graph) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let ingresses = g
+        .objects
+        .iter()
+        .filter(|o| !o.prov.external && o.group() == "networking.k8s.io" && o.kind == "Ingress");
+    for ing in ingresses {
+        for t in items(&ing.body, "/spec/tls") {
+            let Some(secret) = t.get("secretName").and_then(Value::as_str) else {
+                continue;
+            };
+            let Some(id) = identity(g, ns_of(ing), secret) else {
+                continue;
+            };
+            for host in strings(t, "/hosts") {
+                if !id.covers(&host) {
+                    out.push(
+                        Finding::object_at(SAN, ing, &host, format!(
+                            "{}: TLS host {host} (Secret {secret}) is not covered by {}{}; add {host}{}",
+                            ing.display(),
+                            id.describe(),
+                            depth_hint(&id.dns_names(), &host),
+                            names::one_label_wildcard(&host)
+                                .map(|w| format!(" or the one-label wildcard {w}"))
+                                .unwrap_or_default()
+                        ))
+                        .with_help("Clients match the SNI against subjectAltNames only (the CN is ignored); a `*` covers one label."),
+                    );
+                }
+            }
+        }
     }
     out
 }

@@ -47,9 +47,10 @@ pub(super) fn check_vault(ctx: &Ctx) -> Vec<Finding> {
         let sa = auth
             .and_then(|a| a.pointer("/kubernetes/serviceAccountRef/name"))
             .and_then(Value::as_str);
-        if sa.is_none() {
+        // A static token (tokenSecretRef) is vault-token-static's finding: one cause, one finding.
+        let static_token = auth.is_some_and(|a| a.get("tokenSecretRef").is_some_and(|t| !t.is_null()));
+        if sa.is_none() && !static_token {
             let method = match auth {
-                Some(a) if a.get("tokenSecretRef").is_some() => "a static token (tokenSecretRef)",
                 Some(a) if a.get("appRole").is_some() => "AppRole with a stored secret ID",
                 Some(a) if a.pointer("/kubernetes/secretRef").is_some() => {
                     "a long-lived ServiceAccount token Secret (kubernetes.secretRef)"
@@ -76,14 +77,19 @@ mod tests {
     fn vault_issuer_problems_are_each_reported() {
         let f = run(VAULT, &fixture("fires-vault-issuer-secure-http-token"));
         let all = messages(&f);
-        assert_eq!(f.len(), 4, "{all}");
+        assert_eq!(f.len(), 3, "{all}");
         for want in [
             "not https",
             "neither caBundle nor caBundleSecretRef",
             "not a `<mount>/sign/<role>` path",
-            "a static token (tokenSecretRef)",
         ] {
             assert!(all.contains(want), "missing `{want}` in\n{all}");
         }
+        // The static token is reported once, by vault-token-static.
+        let token = run(
+            super::super::vault_token_static::TOKEN,
+            &fixture("fires-vault-issuer-secure-http-token"),
+        );
+        assert_eq!(token.len(), 1, "{}", messages(&token));
     }
 }

@@ -419,7 +419,7 @@ fn snapshot_backend_and_version() {
 }
 
 #[test]
-fn worker_contract_reads_app_containers_of_statefulsets_and_deployments() {
+fn worker_contract_reads_app_containers_of_statefulsets_deployments_and_daemonsets() {
     let doc = |kind: &str, list: &str| {
         format!(
             "apiVersion: apps/v1\nkind: {kind}\nmetadata: {{name: request-router, namespace: nvcf}}\nspec:\n  \
@@ -435,9 +435,6 @@ fn worker_contract_reads_app_containers_of_statefulsets_and_deployments() {
         0,
         "init containers are not judged"
     );
-    assert_eq!(
-        count("DaemonSet", "containers"),
-        0,
-        "only StatefulSets and Deployments are judged"
-    );
+    assert_eq!(count("DaemonSet", "containers"), 1, "a DaemonSet is a workload too");
+    assert_eq!(count("Job", "containers"), 0, "only long-running workloads are judged");
 }

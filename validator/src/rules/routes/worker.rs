@@ -96,12 +96,12 @@ impl RouterWorkload<'_> {
 }
 
 /// The routers this rule judges: the app containers (`containers`, not init or ephemeral ones) of
-/// StatefulSets and Deployments, the kinds whose pod labels a Service selects at
+/// StatefulSets, Deployments and DaemonSets, the kinds whose pod labels a Service selects at
 /// `spec.template.metadata.labels`. Containers without a dial flag yield no leg in `check`.
 fn routers(graph: &Graph) -> impl Iterator<Item = RouterWorkload<'_>> {
     router::routers(graph)
         .into_iter()
-        .filter(|r| matches!(r.obj.kind.as_str(), "StatefulSet" | "Deployment") && r.list == "containers")
+        .filter(|r| matches!(r.obj.kind.as_str(), "StatefulSet" | "Deployment" | "DaemonSet") && r.list == "containers")
 }
 
 /// A dial or listen address: `[scheme://]host[:port][/path]`.

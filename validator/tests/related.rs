@@ -1,0 +1,55 @@
+//! One cause, one finding: a finding that folds other locations of the same root cause carries
+//! them as `related` in the JSON report (valid against the contract schema) and as SARIF
+//! `relatedLocations`, and the human format lists them.
+
+mod support;
+
+use std::process::Command;
+use support::repo;
+
+const FIXTURE: &str = "validator/tests/fixtures/insecure/fires-plaintext-endpoint-one-cause.yaml";
+
+fn run(format: &str) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let policy = tmp.path().join("policy.yaml");
+    std::fs::write(&policy, "version: 1\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .args(["check", "--manifests"])
+        .arg(repo().join(FIXTURE))
+        .args(["--policy", policy.to_str().unwrap(), "--format", format])
+        .current_dir(tmp.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn related_locations_in_json_sarif_and_human() {
+    let report: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("validator/schema/report.schema.json")).unwrap())
+            .unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = v.iter_errors(&report).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    let findings = report["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "one cause, one finding: {findings:#?}");
+    let related = findings[0]["related"].as_array().unwrap();
+    let kinds: Vec<&str> = related.iter().map(|r| r["object"]["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["StatefulSet", "Pod"]);
+    assert!(related.iter().all(|r| r["source"]["line"].as_u64().is_some()));
+
+    let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
+    let result = &sarif["runs"][0]["results"][0];
+    let locs = result["relatedLocations"].as_array().unwrap();
+    assert_eq!(locs.len(), 2);
+    for (i, l) in locs.iter().enumerate() {
+        assert_eq!(l["id"], i + 1);
+        assert!(l["physicalLocation"]["region"]["startLine"].as_u64().unwrap() >= 1);
+        assert!(l["message"]["text"].as_str().unwrap().contains("plain HTTP"));
+    }
+
+    let human = run("human");
+    assert_eq!(human.matches("      also ").count(), 2, "{human}");
+}
