@@ -54,12 +54,14 @@ impl ChartLock {
             return Ok(ChartLock::default());
         }
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        Self::parse(&text, &path.display().to_string())
+        let mut lock = Self::parse(&text, &path.display().to_string())?;
+        lock.file = Some(name.to_string());
+        Ok(lock)
     }
 
     /// Parse lock text; `display` names the file in messages.
     pub fn parse(text: &str, display: &str) -> Result<ChartLock> {
-        let mut lock: ChartLock = crate::yaml::from_str(text)
+        let lock: ChartLock = crate::yaml::from_str(text)
             .with_context(|| format!("{display}: not a valid chart lock (expected `charts:` entries with release, chart, repository, version, sha256)"))?;
         for e in &lock.charts {
             if e.sha256.len() != 64
@@ -75,7 +77,6 @@ impl ChartLock {
                 );
             }
         }
-        lock.file = Some(name.to_string());
         Ok(lock)
     }
 
