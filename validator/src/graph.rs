@@ -154,10 +154,13 @@ impl Object {
     /// searched after the previous one's line, and the last one found wins. `matches` decides
     /// whether a line holds a needle.
     pub fn line_of_path<S: AsRef<str>>(&self, path: &[S], matches: impl Fn(&str, &str) -> bool) -> Option<usize> {
-        let Some(text) = self.prov.template_text.as_deref() else {
+        let Some(arc) = self.prov.template_text.as_ref() else {
             return self.prov.line;
         };
-        let lines: Vec<&str> = text.lines().collect();
+        let src = SourceLines::of(arc);
+        let text: &str = arc;
+        let n = src.len();
+        let line = |i: usize| src.line(text, i);
         let code = |l: &str| {
             let t = l.trim_start();
             !(t.starts_with('#') || t.starts_with("{{/*") || t.starts_with("{{- /*"))
@@ -166,7 +169,7 @@ impl Object {
             let mut hit = None;
             let mut at = from;
             for needle in path {
-                match (at..end).find(|&i| code(lines[i]) && matches(lines[i], needle.as_ref())) {
+                match (at..end).find(|&i| code(line(i)) && matches(line(i), needle.as_ref())) {
                     Some(i) => {
                         hit = Some(i + 1);
                         at = i; // flow style keeps several needles on one line
@@ -176,18 +179,106 @@ impl Object {
             }
             hit
         };
-        if let Some(own) = self.prov.line.filter(|l| *l >= 1 && *l <= lines.len()) {
-            let is_sep = |l: &str| l.trim_end() == "---" || l.starts_with("--- ");
-            let start = lines[..own - 1].iter().rposition(|l| is_sep(l)).map_or(0, |i| i + 1);
-            let end = lines[own..]
-                .iter()
-                .position(|l| is_sep(l))
-                .map_or(lines.len(), |i| own + i);
+        if let Some(own) = self.prov.line.filter(|l| *l >= 1 && *l <= n) {
+            let (start, end) = src.document_around(own - 1);
             if let Some(hit) = follow(own - 1, end).or_else(|| follow(start, end)) {
                 return Some(hit);
             }
+            // In a file of many documents (a `--manifests` dump), another document's line would be
+            // a wrong answer, and searching the whole file for every finding would make the run
+            // quadratic: only template-sized files are searched as a whole.
+            if src.separators() > WHOLE_FILE_SEARCH_MAX_DOCS {
+                return self.prov.line;
+            }
         }
-        follow(0, lines.len()).or(self.prov.line)
+        follow(0, n).or(self.prov.line)
+    }
+}
+
+/// Files with more `---` separators than this are not searched as a whole by `line_of`.
+const WHOLE_FILE_SEARCH_MAX_DOCS: usize = 64;
+
+/// The lines of a source text (split at every line break YAML accepts) and its `---` separator
+/// lines, computed once per text and shared by every object that points into it.
+#[derive(Debug)]
+pub struct SourceLines {
+    /// Byte range of each line, without its line break.
+    ranges: Vec<(usize, usize)>,
+    /// 0-based indexes of separator lines (`---`, `--- …`), ascending.
+    seps: Vec<usize>,
+}
+
+type LineCache = std::collections::HashMap<usize, (std::sync::Weak<str>, std::sync::Arc<SourceLines>)>;
+static LINE_CACHE: std::sync::Mutex<Option<LineCache>> = std::sync::Mutex::new(None);
+
+impl SourceLines {
+    pub fn new(text: &str) -> SourceLines {
+        let starts = crate::yaml::line_starts(text);
+        let mut ranges = Vec::with_capacity(starts.len());
+        let mut seps = Vec::new();
+        for (i, &s) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).copied().unwrap_or(text.len());
+            let l = &text[s..end];
+            let trimmed = l.trim_end_matches(['\n', '\r', '\u{85}', '\u{2028}', '\u{2029}']);
+            if i + 1 == starts.len() && trimmed.is_empty() && i > 0 {
+                break; // the text ends with a line break
+            }
+            if trimmed.trim_end() == "---" || trimmed.starts_with("--- ") {
+                seps.push(i);
+            }
+            ranges.push((s, s + trimmed.len()));
+        }
+        SourceLines { ranges, seps }
+    }
+
+    /// The shared line index of a text (built on first use, reused while the text lives).
+    pub fn of(text: &std::sync::Arc<str>) -> std::sync::Arc<SourceLines> {
+        let key = text.as_ptr() as usize;
+        let mut guard = LINE_CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        let cache = guard.get_or_insert_with(Default::default);
+        if let Some((weak, lines)) = cache.get(&key) {
+            if weak.upgrade().is_some_and(|t| std::sync::Arc::ptr_eq(&t, text)) {
+                return lines.clone();
+            }
+        }
+        if cache.len() >= 4096 {
+            cache.retain(|_, (w, _)| w.strong_count() > 0);
+        }
+        let lines = std::sync::Arc::new(SourceLines::new(text));
+        cache.insert(key, (std::sync::Arc::downgrade(text), lines.clone()));
+        lines
+    }
+
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// Line `i` (0-based) of `text`, the text this index was built from.
+    pub fn line<'t>(&self, text: &'t str, i: usize) -> &'t str {
+        let (s, e) = self.ranges[i];
+        &text[s..e]
+    }
+
+    pub fn separators(&self) -> usize {
+        self.seps.len()
+    }
+
+    /// The 0-based line range `[start, end)` of the document holding line `i`: after the previous
+    /// separator (a separator with content belongs to its document) up to the next one.
+    pub fn document_around(&self, i: usize) -> (usize, usize) {
+        let before = self.seps.partition_point(|&s| s < i);
+        let start = match (before, self.seps.get(before)) {
+            (_, Some(&s)) if s == i => i, // `--- {…}` on the object's own line
+            (0, _) => 0,
+            (b, _) => self.seps[b - 1] + 1,
+        };
+        let after = self.seps.partition_point(|&s| s <= i);
+        let end = self.seps.get(after).copied().unwrap_or(self.ranges.len());
+        (start, end)
     }
 }
 

@@ -88,6 +88,11 @@ struct Check {
 }
 
 fn main() {
+    install_panic_hook();
+    if std::env::var_os("NVCF_VALIDATE_DEBUG_PANIC").is_some() {
+        // Lets the tests prove the hook: a panic must end in exit 2.
+        panic!("panic requested by NVCF_VALIDATE_DEBUG_PANIC");
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -201,6 +206,28 @@ fn check(c: &Check) -> i32 {
         );
     }
     ctx.exit_code(&report)
+}
+
+/// A panic is never an answer: whatever thread panics, the process says so and exits 2 ("could not
+/// validate"), never 101 and never with a half-written report taken for a verdict.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let what: String = what.chars().take(300).collect();
+        eprintln!(
+            "nvcf-validate: could not validate: internal error (a bug in nvcf-validate, please report it){place}: {what}"
+        );
+        std::process::exit(2);
+    }));
 }
 
 /// `NVCF_VALIDATE_NOW` (RFC 3339) fixes the clock that judges certificate validity and waiver

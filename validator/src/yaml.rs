@@ -1,78 +1,404 @@
-//! The one place that knows which YAML parser we use.
+//! The one place that knows how YAML is read.
 //!
-//! `serde_yaml` is archived upstream; we use its maintained fork `serde_norway`. Everything else in
-//! the crate goes through these functions and works on `serde_json::Value`, so swapping the parser
-//! touches this file only.
+//! Rendered manifests are read as Kubernetes tooling reads them: helm and kubectl convert YAML to
+//! JSON with `sigs.k8s.io/yaml`, which decodes with Go's `gopkg.in/yaml.v2` (a port of libyaml)
+//! and marshals the result with `encoding/json`. We parse with libyaml itself (`events`, through
+//! `unsafe-libyaml-norway`, already the parser under `serde_norway`) and build the JSON value with
+//! yaml.v2's rules (`resolve`): YAML 1.1 scalars (`yes`/`no`/`on`/`off`, `0755` octal, `0x`, `0b`,
+//! `1_000`, `.5`), merge keys (`<<: *base`, `<<: {…}`, `<<: [*a, *b]`) applied in yaml.v2's order,
+//! later duplicate keys overriding earlier ones (yaml.v2's non-strict decoding, which helm uses),
+//! timestamps kept as strings, `!!binary` decoded, map keys turned into strings as
+//! `sigs.k8s.io/yaml` does, and values JSON cannot hold (`.inf`, `.nan`, a sequence as a key)
+//! refused as helm refuses them.
+//!
+//! Documents come from the parser's own document stream — content on the `---` line and documents
+//! whose lines end in CR, NEL, U+2028 or U+2029 are read like any other — and every line break
+//! libyaml accepts is a line break for locations (`line_starts`). Work is bounded while parsing:
+//! nesting deeper than `MAX_DEPTH` and alias expansion beyond a budget stop the parse at once.
+//!
+//! Policy, lock and state files (`from_str`) are deserialised with `serde_norway`, whose typed
+//! fields do not depend on YAML 1.1 scalar resolution.
 
-use anyhow::{Context, Result};
+mod events;
+pub mod resolve;
+
+use anyhow::{anyhow, bail, Result};
+use events::{Kind, Parser, Style};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
 
-/// One YAML document of a multi-document stream, with the 1-based line where it starts.
+/// Deepest nesting of sequences and mappings accepted (real manifests stay under 30).
+pub const MAX_DEPTH: usize = 256;
+/// Largest input accepted, in bytes.
+pub const MAX_INPUT: usize = 512 << 20;
+/// Nodes that aliases may add beyond the nodes written in the text (billion-laughs guard).
+const ALIAS_BUDGET: usize = 1_000_000;
+
+/// One YAML document of a multi-document stream, with the 1-based line where its content starts.
 #[derive(Debug, Clone)]
 pub struct Doc {
     pub value: Value,
     pub line: usize,
     /// Index of the document within its stream (empty documents are counted too).
     pub index: usize,
+    /// For a `…List` document: the 1-based line of each element of its `items`.
+    pub item_lines: Vec<usize>,
 }
 
-/// Split a multi-document YAML stream on `---` lines, remembering where each document starts.
-/// Empty documents (only comments / whitespace) are skipped but still counted.
+/// Every document of a YAML stream as the API server would receive it. Empty documents (only
+/// comments, or `null`) are counted in `index` but not returned.
 pub fn documents(text: &str) -> Result<Vec<Doc>> {
-    let mut docs = Vec::new();
-    let mut chunk = String::new();
-    let mut chunk_start = 1usize;
-    let mut index = 0usize;
-    let mut flush = |chunk: &mut String, start: usize, index: &mut usize| -> Result<()> {
-        let body = std::mem::take(chunk);
-        let meaningful = body
-            .lines()
-            .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
-        if meaningful {
-            let value: Value =
-                from_str(&body).with_context(|| format!("YAML document {} (starting at line {start})", *index))?;
-            if !value.is_null() {
-                docs.push(Doc {
-                    value,
-                    line: first_content_line(&body, start),
-                    index: *index,
-                });
-            }
-        }
-        *index += 1;
-        Ok(())
-    };
-    for (i, line) in text.lines().enumerate() {
-        let lineno = i + 1;
-        if line == "---" || line.starts_with("--- ") || line == "..." {
-            flush(&mut chunk, chunk_start, &mut index)?;
-            chunk_start = lineno + 1;
-            continue;
-        }
-        chunk.push_str(line);
-        chunk.push('\n');
+    if text.len() > MAX_INPUT {
+        bail!(
+            "YAML input of {} bytes is larger than the {} MiB limit",
+            text.len(),
+            MAX_INPUT >> 20
+        );
     }
-    flush(&mut chunk, chunk_start, &mut index)?;
+    let mut b = Builder {
+        parser: Parser::new(text.as_bytes()),
+        anchors: HashMap::new(),
+        nodes: 0,
+        alias_nodes: 0,
+        depth: 0,
+    };
+    let mut docs = Vec::new();
+    let mut index = 0usize;
+    loop {
+        let ev = b.next()?;
+        match ev.kind {
+            Kind::StreamStart => {}
+            Kind::StreamEnd => break,
+            Kind::DocumentStart => {
+                b.anchors.clear();
+                let first = b.next()?;
+                let line = first.start.line + 1;
+                let mut item_lines = Vec::new();
+                let value = b.node(first, Some(&mut item_lines))?;
+                match b.next()?.kind {
+                    Kind::DocumentEnd => {}
+                    other => bail!("YAML document {index}: unexpected {other:?} at its end"),
+                }
+                if !value.is_null() {
+                    let is_list = value
+                        .get("kind")
+                        .and_then(Value::as_str)
+                        .is_some_and(|k| k.ends_with("List"));
+                    docs.push(Doc {
+                        value,
+                        line,
+                        index,
+                        item_lines: if is_list { item_lines } else { Vec::new() },
+                    });
+                }
+                index += 1;
+            }
+            other => bail!("unexpected YAML event {other:?}"),
+        }
+    }
     Ok(docs)
 }
 
-fn first_content_line(body: &str, start: usize) -> usize {
-    body.lines()
-        .position(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        .map(|p| start + p)
-        .unwrap_or(start)
+/// The documents of rendered manifests (helm output, `--manifests`). Besides `documents`, refuses
+/// text whose document boundaries helm and YAML parsers see differently in the direction that
+/// would hide an object: helm splits its output at every `\n---` (its regex
+/// `(?:^|\s*\n)---\s*`), so a line such as `---foo: bar` or `----` starts a new manifest for helm
+/// while a YAML parser reads it as text of the current document. (Where a YAML parser sees more
+/// documents than helm's line splitter, e.g. CR-only line ends, every document is judged.)
+pub fn manifest_documents(text: &str) -> Result<Vec<Doc>> {
+    for (i, line) in text.split('\n').enumerate() {
+        if let Some(rest) = line.strip_prefix("---") {
+            if rest.chars().next().is_some_and(|c| !c.is_whitespace()) {
+                bail!(
+                    "line {}: `{}` starts a new document for helm (which splits at every line beginning with ---) \
+                     but not for YAML parsers; put `---` on a line of its own",
+                    i + 1,
+                    cap(line)
+                );
+            }
+        }
+    }
+    documents(text)
+}
+
+/// Byte offsets where lines start, counting every line break libyaml accepts: LF, CR, CRLF,
+/// NEL (U+0085), LS (U+2028) and PS (U+2029). Line `n` (1-based) starts at `starts[n - 1]`.
+pub fn line_starts(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut starts = vec![0];
+    let mut i = 0;
+    while i < b.len() {
+        let brk = match b[i] {
+            b'\n' => 1,
+            b'\r' if b.get(i + 1) == Some(&b'\n') => 2,
+            b'\r' => 1,
+            0xC2 if b.get(i + 1) == Some(&0x85) => 2,
+            0xE2 if b.get(i + 1) == Some(&0x80) && matches!(b.get(i + 2), Some(0xA8 | 0xA9)) => 3,
+            _ => 0,
+        };
+        if brk > 0 {
+            i += brk;
+            starts.push(i);
+        } else {
+            i += 1;
+        }
+    }
+    starts
+}
+
+/// The lines of a text split at every YAML line break (without the break).
+pub fn lines(text: &str) -> Vec<&str> {
+    let starts = line_starts(text);
+    let mut out = Vec::with_capacity(starts.len());
+    for (n, &s) in starts.iter().enumerate() {
+        let end = starts.get(n + 1).copied().unwrap_or(text.len());
+        out.push(strip_break(&text[s..end]));
+    }
+    if out.last() == Some(&"") && text.len() == *starts.last().unwrap_or(&0) && starts.len() > 1 {
+        out.pop();
+    }
+    out
+}
+
+fn strip_break(l: &str) -> &str {
+    for br in ["\r\n", "\n", "\r", "\u{85}", "\u{2028}", "\u{2029}"] {
+        if let Some(s) = l.strip_suffix(br) {
+            return s;
+        }
+    }
+    l
+}
+
+struct Builder<'a> {
+    parser: Parser<'a>,
+    anchors: HashMap<String, (Value, usize)>,
+    nodes: usize,
+    alias_nodes: usize,
+    depth: usize,
+}
+
+/// One key of a mapping while it is read: a plain key, or a merge (`<<`) of these values.
+enum Entry {
+    Key(String, Value),
+    Merge(Value, usize),
+}
+
+impl Builder<'_> {
+    fn next(&mut self) -> Result<events::Event> {
+        match self.parser.next_event() {
+            Some(Ok(e)) => Ok(e),
+            Some(Err(e)) => Err(anyhow!(
+                "{} at line {} column {}",
+                e.problem,
+                e.mark.line + 1,
+                e.mark.column + 1
+            )),
+            None => Err(anyhow!("YAML stream ended early")),
+        }
+    }
+
+    /// Build the node that starts with `ev`. `item_lines` collects the lines of the elements of a
+    /// top-level `items` sequence (only for the document root).
+    fn node(&mut self, ev: events::Event, item_lines: Option<&mut Vec<usize>>) -> Result<Value> {
+        let line = ev.start.line + 1;
+        let col = ev.start.column + 1;
+        self.nodes += 1;
+        let before = self.nodes + self.alias_nodes;
+        let (value, anchor) = match ev.kind {
+            Kind::Alias(name) => {
+                let Some((v, n)) = self.anchors.get(&name) else {
+                    bail!("unknown anchor `{}` at line {line} column {col}", cap(&name));
+                };
+                self.alias_nodes += n;
+                if self.alias_nodes > ALIAS_BUDGET + self.nodes {
+                    bail!("aliases at line {line} expand to more than {ALIAS_BUDGET} nodes");
+                }
+                return Ok(v.clone());
+            }
+            Kind::Scalar {
+                value,
+                style,
+                tag,
+                anchor,
+            } => (
+                resolve::scalar(&value, style == Style::Plain, tag.as_deref())
+                    .map_err(|e| anyhow!("{e} at line {line} column {col}"))?,
+                anchor,
+            ),
+            Kind::SequenceStart { anchor, tag } => {
+                self.enter(line)?;
+                check_collection_tag(tag.as_deref(), "tag:yaml.org,2002:seq", line)?;
+                let mut items = Vec::new();
+                loop {
+                    let e = self.next()?;
+                    if matches!(e.kind, Kind::SequenceEnd) {
+                        break;
+                    }
+                    items.push(self.node(e, None)?);
+                }
+                self.depth -= 1;
+                (Value::Array(items), anchor)
+            }
+            Kind::MappingStart { anchor, tag } => {
+                self.enter(line)?;
+                check_collection_tag(tag.as_deref(), "tag:yaml.org,2002:map", line)?;
+                let mut entries = Vec::new();
+                let mut item_lines = item_lines;
+                loop {
+                    let k = self.next()?;
+                    if matches!(k.kind, Kind::MappingEnd) {
+                        break;
+                    }
+                    let kline = k.start.line + 1;
+                    let merge = matches!(&k.kind, Kind::Scalar { value, style: Style::Plain, tag: None, .. } if value == "<<")
+                        || matches!(&k.kind, Kind::Scalar { tag: Some(t), .. } if t == "tag:yaml.org,2002:merge");
+                    let key = match &k.kind {
+                        Kind::Scalar {
+                            value,
+                            style,
+                            tag,
+                            anchor: None,
+                        } if !merge => {
+                            self.nodes += 1;
+                            resolve::scalar_key(value, *style == Style::Plain, tag.as_deref())
+                        }
+                        _ => {
+                            let key = self.node(k, None)?;
+                            resolve::key_string(&key)
+                        }
+                    };
+                    let v = self.next()?;
+                    if merge {
+                        let v = self.node(v, None)?;
+                        entries.push(Entry::Merge(v, kline));
+                        continue;
+                    }
+                    let key = key.map_err(|e| anyhow!("{e} at line {kline}"))?;
+                    let value = if key == "items" {
+                        match (item_lines.as_deref_mut(), &v.kind) {
+                            (Some(lines), Kind::SequenceStart { .. }) => self.items(v, lines)?,
+                            _ => self.node(v, None)?,
+                        }
+                    } else {
+                        self.node(v, None)?
+                    };
+                    entries.push(Entry::Key(key, value));
+                }
+                self.depth -= 1;
+                (Value::Object(merge_entries(entries)?), anchor)
+            }
+            other => bail!("unexpected YAML event {other:?} at line {line}"),
+        };
+        if let Some(a) = anchor {
+            let n = self.nodes + self.alias_nodes - before + 1;
+            self.anchors.insert(a, (value.clone(), n));
+        }
+        Ok(value)
+    }
+
+    /// The root's `items` sequence, remembering where each element starts.
+    fn items(&mut self, start: events::Event, lines: &mut Vec<usize>) -> Result<Value> {
+        let line = start.start.line + 1;
+        let Kind::SequenceStart { anchor, tag } = start.kind else {
+            unreachable!("items() is called on a sequence start")
+        };
+        if anchor.is_some() {
+            // Rare enough to read the simple way (no per-item lines).
+            return self.node(
+                events::Event {
+                    kind: Kind::SequenceStart { anchor, tag },
+                    start: start.start,
+                },
+                None,
+            );
+        }
+        self.nodes += 1;
+        self.enter(line)?;
+        check_collection_tag(tag.as_deref(), "tag:yaml.org,2002:seq", line)?;
+        let mut items = Vec::new();
+        loop {
+            let e = self.next()?;
+            if matches!(e.kind, Kind::SequenceEnd) {
+                break;
+            }
+            lines.push(e.start.line + 1);
+            items.push(self.node(e, None)?);
+        }
+        self.depth -= 1;
+        Ok(Value::Array(items))
+    }
+
+    fn enter(&mut self, line: usize) -> Result<()> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            bail!("YAML nested deeper than {MAX_DEPTH} levels at line {line}");
+        }
+        Ok(())
+    }
+}
+
+fn check_collection_tag(tag: Option<&str>, expected: &str, line: usize) -> Result<()> {
+    match tag {
+        None | Some("!") => Ok(()),
+        Some(t) if t == expected => Ok(()),
+        // yaml.v2 ignores other tags on collections.
+        Some(t) if !t.starts_with("tag:yaml.org,2002:") => Ok(()),
+        Some(t) => bail!("a collection tagged {} at line {line}", cap(t)),
+    }
+}
+
+/// yaml.v2's non-strict mapping decode: entries are applied in order, each key overriding an
+/// earlier one; a merge applies the merged mapping's keys at its position, and a sequence of
+/// mappings is applied from its last element to its first (so earlier elements win).
+fn merge_entries(entries: Vec<Entry>) -> Result<Map<String, Value>> {
+    let mut out = Map::new();
+    for e in entries {
+        match e {
+            Entry::Key(k, v) => {
+                out.insert(k, v);
+            }
+            Entry::Merge(Value::Object(m), _) => out.extend(m),
+            Entry::Merge(Value::Array(items), line) => {
+                for item in items.into_iter().rev() {
+                    match item {
+                        Value::Object(m) => out.extend(m),
+                        _ => bail!("map merge requires map or sequence of maps as the value (line {line})"),
+                    }
+                }
+            }
+            Entry::Merge(_, line) => bail!("map merge requires map or sequence of maps as the value (line {line})"),
+        }
+    }
+    Ok(out)
+}
+
+fn cap(s: &str) -> String {
+    if s.chars().count() > 60 {
+        format!("{}…", s.chars().take(60).collect::<String>())
+    } else {
+        s.to_string()
+    }
 }
 
 /// Parse one YAML document into any deserialisable type.
 pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T> {
+    if text.len() > MAX_INPUT {
+        bail!("YAML input of {} bytes is larger than the limit", text.len());
+    }
     let de = serde_norway::Deserializer::from_str(text);
     T::deserialize(de).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
-/// Parse one YAML document into a JSON value (YAML-only types such as tags are folded).
+/// Parse one YAML document into a JSON value, as Kubernetes tooling reads it (see the module
+/// documentation). An empty document is `null`; more than one document is an error.
 pub fn value(text: &str) -> Result<Value> {
-    from_str(text)
+    let mut docs = documents(text)?;
+    match docs.len() {
+        0 => Ok(Value::Null),
+        1 => Ok(docs.remove(0).value),
+        n => bail!("expected one YAML document, found {n}"),
+    }
 }
 
 /// Serialise to YAML text.
@@ -83,6 +409,7 @@ pub fn to_string<T: serde::Serialize>(v: &T) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn splits_documents_with_lines() {
@@ -92,11 +419,110 @@ mod tests {
         assert_eq!(docs[0].line, 3);
         assert_eq!(docs[1].line, 8);
         assert_eq!(docs[1].value["b"]["c"], 2);
+        assert_eq!(docs[1].index, 2);
     }
 
     #[test]
     fn malformed_yaml_is_an_error_with_position() {
         let err = documents("a: [1, 2\n").unwrap_err();
         assert!(format!("{err:#}").contains("line"), "{err:#}");
+    }
+
+    #[test]
+    fn content_on_the_marker_line_is_a_document() {
+        let docs = documents("--- {kind: Pod, a: 1}\n--- {kind: Pod, a: 2}\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[1].value["a"], 2);
+        assert_eq!(docs[1].line, 2);
+    }
+
+    #[test]
+    fn every_yaml_line_break_separates_documents_and_lines() {
+        for br in ["\r", "\r\n", "\u{85}", "\u{2028}", "\u{2029}"] {
+            let text = format!("a: 1{br}---{br}# c{br}kind: Pod{br}b: [x]{br}");
+            let docs = documents(&text).unwrap();
+            assert_eq!(docs.len(), 2, "{br:?}");
+            assert_eq!(docs[1].value, json!({"kind": "Pod", "b": ["x"]}), "{br:?}");
+            assert_eq!(docs[1].line, 4, "{br:?}");
+            assert_eq!(lines(&text).len(), 5, "{br:?}");
+            assert_eq!(lines(&text)[3], "kind: Pod", "{br:?}");
+        }
+    }
+
+    #[test]
+    fn merge_keys_are_applied_in_yaml_v2_order() {
+        let v = value("base: &b {image: x, args: [--quic-insecure]}\nc:\n  - <<: *b\n    name: c\n  - <<: {image: y}\n    image: z\n").unwrap();
+        assert_eq!(
+            v["c"][0],
+            json!({"image": "x", "args": ["--quic-insecure"], "name": "c"})
+        );
+        assert_eq!(v["c"][1]["image"], "z");
+        let v = value("a: &a {x: 1, q: 1}\nb: &b {x: 2, z: 2}\nc: {<<: [*a, *b], w: 0}\n").unwrap();
+        assert_eq!(v["c"], json!({"x": 1, "z": 2, "q": 1, "w": 0}));
+        assert!(value("a: {<<: 3}\n").is_err());
+        // A quoted `<<` is an ordinary key.
+        assert_eq!(value("a: {'<<': {x: 1}}\n").unwrap()["a"]["<<"]["x"], 1);
+    }
+
+    #[test]
+    fn yaml_1_1_scalars() {
+        let v = value("a: yes\nb: off\nc: 0755\nd: 0x1F\ne: 1_000\nf: 'yes'\ng: ~\nh: 2001-12-14\ni: 1.0\nj: .5\nk: +12\nl: 0b101\n").unwrap();
+        assert_eq!(
+            v,
+            json!({"a": true, "b": false, "c": 493, "d": 31, "e": 1000, "f": "yes", "g": null,
+                   "h": "2001-12-14", "i": 1, "j": 0.5, "k": 12, "l": 5})
+        );
+        assert_eq!(
+            value("{yes: 1, 2: b, 1.5: c}\n").unwrap(),
+            json!({"true": 1, "2": "b", "1.5": "c"})
+        );
+        assert!(value("a: .inf\n").is_err());
+        assert!(value("? [a]\n: b\n").is_err());
+    }
+
+    #[test]
+    fn later_duplicate_keys_win_as_in_yaml_v2() {
+        assert_eq!(value("a: 1\na: 2\n").unwrap(), json!({"a": 2}));
+    }
+
+    #[test]
+    fn deep_nesting_stops_while_parsing() {
+        let deep = "[".repeat(200_000);
+        let start = std::time::Instant::now();
+        let err = documents(&deep).unwrap_err();
+        assert!(format!("{err}").contains("nested deeper"), "{err}");
+        // Not a timing assertion on speed, a guard against parsing the whole input first.
+        assert!(start.elapsed() < std::time::Duration::from_secs(30));
+        let deep = (0..300).map(|i| format!("{}a:\n", "  ".repeat(i))).collect::<String>();
+        assert!(documents(&deep).is_err());
+    }
+
+    #[test]
+    fn alias_expansion_is_bounded() {
+        let mut t = String::from("a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n");
+        for i in 1..12 {
+            let p = i - 1;
+            t.push_str(&format!(
+                "a{i}: &a{i} [*a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}, *a{p}]\n"
+            ));
+        }
+        let err = documents(&t).unwrap_err();
+        assert!(format!("{err}").contains("expand"), "{err}");
+    }
+
+    #[test]
+    fn helm_only_document_boundaries_are_refused() {
+        let err = manifest_documents("a: 1\n---b: 2\n").unwrap_err();
+        assert!(format!("{err}").contains("line 2"), "{err}");
+        assert!(manifest_documents("a: 1\n----\n").is_err());
+        assert_eq!(manifest_documents("a: 1\n---  \nb: 2\n--- {c: 3}\n").unwrap().len(), 3);
+        // Only a line start counts.
+        assert_eq!(manifest_documents("a: x---y\n").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn list_items_keep_their_lines() {
+        let docs = documents("kind: List\nitems:\n- kind: A\n  x: 1\n- kind: B\n").unwrap();
+        assert_eq!(docs[0].item_lines, vec![3, 5]);
     }
 }

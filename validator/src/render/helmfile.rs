@@ -7,7 +7,7 @@
 //! 3. Remote charts are pulled (or taken from `--chart-mirror`), checked against the lock's
 //!    sha256 and rendered with `helm template <tarball>` and the values helmfile computed.
 
-use super::manifests::{objects_of, parse_rendered_file, template_line, RenderedDoc};
+use super::manifests::{objects_of, parse_rendered_file, RenderedDoc, TemplateLines};
 use super::{MirrorCheck, ReleaseStatus};
 use crate::graph::Provenance;
 pub use crate::model::Options;
@@ -555,6 +555,7 @@ fn push_docs(
     let mut per_kind: HashMap<String, usize> = HashMap::new();
     let mut n = 0;
     let shared: Option<std::sync::Arc<str>> = template_src.as_deref().map(Into::into);
+    let kind_lines = template_src.as_deref().map(TemplateLines::new);
     let expanded = parsed.into_iter().map(|d| {
         let what = format!("{file} (release {}, environment {environment})", r.id());
         objects_of(d.value, &what, d.index, d.line).map(|items| items.into_iter().map(move |v| (v, d.index, d.line)))
@@ -570,10 +571,7 @@ fn push_docs(
             .unwrap_or_default()
             .to_string();
         let nth = per_kind.entry(kind.clone()).or_default();
-        let line = template_src
-            .as_deref()
-            .map(|t| template_line(t, &kind, *nth))
-            .or(Some(doc_line));
+        let line = kind_lines.as_ref().map(|t| t.line(&kind, *nth)).or(Some(doc_line));
         *nth += 1;
         docs.push(RenderedDoc {
             body: value,

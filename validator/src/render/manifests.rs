@@ -19,47 +19,95 @@ pub struct RenderedDoc {
 
 /// Split one rendered template file into documents. `rel_file` names it in messages.
 pub fn parse_rendered_file(text: &str, rel_file: &str) -> Result<Vec<crate::yaml::Doc>> {
-    crate::yaml::documents(text).with_context(|| format!("rendered output of {rel_file} is not valid YAML"))
+    crate::yaml::manifest_documents(text).with_context(|| format!("rendered output of {rel_file} is not valid YAML"))
 }
 
 /// The best line of the `nth` document of kind `kind` in a template source: the nth line that
 /// declares `kind: <kind>` at the start of a line, else the first `kind:` line, else 1.
 pub fn template_line(template: &str, kind: &str, nth: usize) -> usize {
-    let decl = |l: &str| {
-        let t = l.trim_start();
-        t.strip_prefix("kind:")
-            .map(|v| v.trim().trim_matches(|c| c == '"' || c == '\'') == kind)
-            .unwrap_or(false)
-    };
-    let lines: Vec<(usize, &str)> = template.lines().enumerate().collect();
-    let matches: Vec<usize> = lines.iter().filter(|(_, l)| decl(l)).map(|(i, _)| i + 1).collect();
-    if matches.is_empty() {
-        return lines
-            .iter()
-            .find(|(_, l)| l.trim_start().starts_with("kind:"))
-            .map(|(i, _)| i + 1)
-            .unwrap_or(1);
+    TemplateLines::new(template).line(kind, nth)
+}
+
+/// The `kind:` lines of one template source, found in one pass so that looking up the line of
+/// each rendered object costs no rescan of the template (a template may render thousands).
+#[derive(Debug, Default)]
+pub struct TemplateLines {
+    by_kind: std::collections::HashMap<String, Vec<usize>>,
+    first_kind_line: Option<usize>,
+}
+
+impl TemplateLines {
+    pub fn new(template: &str) -> TemplateLines {
+        let mut t = TemplateLines::default();
+        for (i, l) in crate::yaml::lines(template).into_iter().enumerate() {
+            let Some(v) = l.trim_start().strip_prefix("kind:") else {
+                continue;
+            };
+            t.first_kind_line.get_or_insert(i + 1);
+            let k = v.trim().trim_matches(|c| c == '"' || c == '\'');
+            t.by_kind.entry(k.to_string()).or_default().push(i + 1);
+        }
+        t
     }
-    matches[nth.min(matches.len() - 1)]
+
+    pub fn line(&self, kind: &str, nth: usize) -> usize {
+        match self.by_kind.get(kind) {
+            Some(m) if !m.is_empty() => m[nth.min(m.len() - 1)],
+            _ => self.first_kind_line.unwrap_or(1),
+        }
+    }
 }
 
 /// The Kubernetes objects of one document: the document itself, or the items of a `List` (any
 /// kind ending in `List` with `items`). Anything that is not an object with apiVersion, kind and
 /// metadata.name is an error: the gate does not skip what it cannot judge.
 pub fn objects_of(doc: Value, file: &str, index: usize, line: usize) -> Result<Vec<Value>> {
+    Ok(objects_with_lines(doc, &[], file, index, line)?
+        .into_iter()
+        .map(|(v, _)| v)
+        .collect())
+}
+
+/// Like `objects_of`, with the line of each object: a `List`'s items at their own lines
+/// (`item_lines` from the parser), else the document's line.
+pub fn objects_with_lines(
+    doc: Value,
+    item_lines: &[usize],
+    file: &str,
+    index: usize,
+    line: usize,
+) -> Result<Vec<(Value, usize)>> {
     let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let items = if kind.ends_with("List") && doc.get("items").is_some_and(Value::is_array) {
-        doc.get("items").and_then(Value::as_array).cloned().unwrap_or_default()
+    let items: Vec<(Value, usize)> = if kind.ends_with("List") && doc.get("items").is_some_and(Value::is_array) {
+        let Value::Object(mut m) = doc else {
+            unreachable!("a document with items is a mapping")
+        };
+        let Some(Value::Array(items)) = m.remove("items") else {
+            unreachable!("checked above")
+        };
+        items
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (v, item_lines.get(i).copied().unwrap_or(line)))
+            .collect()
     } else {
-        vec![doc]
+        vec![(doc, line)]
     };
-    for body in &items {
-        let ok = body.get("apiVersion").is_some_and(Value::is_string)
-            && body.get("kind").is_some_and(Value::is_string)
-            && body.pointer("/metadata/name").is_some_and(Value::is_string);
-        if !ok {
+    for (body, at) in &items {
+        let field = |p: &str| body.pointer(p).and_then(Value::as_str).filter(|s| !s.trim().is_empty());
+        let missing: Vec<&str> = [
+            ("apiVersion", "/apiVersion"),
+            ("kind", "/kind"),
+            ("metadata.name", "/metadata/name"),
+        ]
+        .into_iter()
+        .filter(|(_, p)| field(p).is_none())
+        .map(|(n, _)| n)
+        .collect();
+        if !missing.is_empty() {
             bail!(
-                "{file}: document {index} (line {line}) is not a Kubernetes object: it needs apiVersion, kind and metadata.name"
+                "{file}: document {index} (line {at}) is not a Kubernetes object: {} missing or empty (every object needs apiVersion, kind and metadata.name)",
+                missing.join(", ")
             );
         }
     }
@@ -107,10 +155,10 @@ pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>>
     }
     let mut out = Vec::new();
     for (file, text) in inputs {
-        let docs = crate::yaml::documents(&text).with_context(|| format!("{file}: not valid YAML"))?;
+        let docs = crate::yaml::manifest_documents(&text).with_context(|| format!("{file}: not valid YAML"))?;
         let shared: std::sync::Arc<str> = text.as_str().into();
         for d in docs {
-            for body in objects_of(d.value, &file, d.index, d.line)? {
+            for (body, line) in objects_with_lines(d.value, &d.item_lines, &file, d.index, d.line)? {
                 out.push(RenderedDoc {
                     body,
                     default_namespace: None,
@@ -118,7 +166,7 @@ pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>>
                         environment: environment.to_string(),
                         file: Some(file.clone()),
                         doc_index: d.index,
-                        line: Some(d.line),
+                        line: Some(line),
                         template_text: Some(shared.clone()),
                         ..Provenance::default()
                     },

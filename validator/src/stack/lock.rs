@@ -54,8 +54,15 @@ impl ChartLock {
             return Ok(ChartLock::default());
         }
         let text = std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
-        let mut lock: ChartLock = crate::yaml::from_str(&text)
-            .with_context(|| format!("{}: not a valid chart lock (expected `charts:` entries with release, chart, repository, version, sha256)", path.display()))?;
+        let mut lock = Self::parse(&text, &path.display().to_string())?;
+        lock.file = Some(name.to_string());
+        Ok(lock)
+    }
+
+    /// Parse lock text; `display` names the file in messages.
+    pub fn parse(text: &str, display: &str) -> Result<ChartLock> {
+        let lock: ChartLock = crate::yaml::from_str(text)
+            .with_context(|| format!("{display}: not a valid chart lock (expected `charts:` entries with release, chart, repository, version, sha256)"))?;
         for e in &lock.charts {
             if e.sha256.len() != 64
                 || !e
@@ -64,14 +71,12 @@ impl ChartLock {
                     .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
             {
                 bail!(
-                    "{}: release {}: sha256 must be 64 lowercase hex characters, got {:?}",
-                    path.display(),
+                    "{display}: release {}: sha256 must be 64 lowercase hex characters, got {:?}",
                     e.release,
                     e.sha256
                 );
             }
         }
-        lock.file = Some(name.to_string());
         Ok(lock)
     }
 

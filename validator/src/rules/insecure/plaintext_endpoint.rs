@@ -490,7 +490,12 @@ fn plaintext_ingress(g: &Graph, ing: &Object, grpc_ports: &[u16]) -> Vec<Finding
     }
     for rule in ing.at("/spec/rules").and_then(Value::as_array).into_iter().flatten() {
         let host = rule.get("host").and_then(Value::as_str);
-        for p in rule.pointer("/http/paths").and_then(Value::as_array).into_iter().flatten() {
+        for p in rule
+            .pointer("/http/paths")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
             if let Some(b) = p.get("backend") {
                 backends.push((host, b));
             }
@@ -506,17 +511,27 @@ fn plaintext_ingress(g: &Graph, ing: &Object, grpc_ports: &[u16]) -> Vec<Finding
         };
         let want_num = b.pointer("/service/port/number").and_then(Value::as_u64);
         let want_name = b.pointer("/service/port/name").and_then(Value::as_str);
-        let Some(svc) = g.get("", "Service", ns, svc_name) else { continue };
-        let port = svc.at("/spec/ports").and_then(Value::as_array).into_iter().flatten().find(|p| {
-            (want_num.is_some() && p.get("port").and_then(Value::as_u64) == want_num)
-                || (want_name.is_some() && p.get("name").and_then(Value::as_str) == want_name)
-        });
+        let Some(svc) = g.get("", "Service", ns, svc_name) else {
+            continue;
+        };
+        let port = svc
+            .at("/spec/ports")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|p| {
+                (want_num.is_some() && p.get("port").and_then(Value::as_u64) == want_num)
+                    || (want_name.is_some() && p.get("name").and_then(Value::as_str) == want_name)
+            });
         let Some(p) = port else { continue };
         if !(grpc_port(p, grpc_ports) || dial::serves_tls_or_grpc(p)) {
             continue;
         }
         let shown_host = host.unwrap_or("(default backend, any host)");
-        let shown_port = want_num.map(|n| n.to_string()).or(want_name.map(str::to_string)).unwrap_or_default();
+        let shown_port = want_num
+            .map(|n| n.to_string())
+            .or(want_name.map(str::to_string))
+            .unwrap_or_default();
         out.push(
             Finding::object_at(PLAINTEXT_ENDPOINT, ing, svc_name, format!(
                 "{}: host `{shown_host}` has no TLS entry but routes to Service {}/{svc_name} port {shown_port}, which carries gRPC or TLS: clients would reach it in cleartext",

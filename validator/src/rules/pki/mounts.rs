@@ -99,20 +99,18 @@ pub(super) fn router_tls_secret(r: &RouterWorkload) -> Option<String> {
         .or_else(|| volume_secrets(vol).first().map(|(s, _)| s.to_string()))
 }
 
-/// Secrets whose content is renewed TLS material in a namespace: written by a Certificate, or of
-/// type `kubernetes.io/tls`.
-pub(super) fn tls_secrets(g: &Graph, ns: &str) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
+/// Secrets whose content is renewed TLS material, per namespace: written by a Certificate, or of
+/// type `kubernetes.io/tls`. One pass over the graph; look namespaces up in the result.
+pub(super) fn tls_secrets_by_namespace(g: &Graph) -> std::collections::HashMap<&str, BTreeSet<String>> {
+    let mut out: std::collections::HashMap<&str, BTreeSet<String>> = Default::default();
     for o in &g.objects {
-        if o.namespace.as_deref() != Some(ns) {
-            continue;
-        }
+        let Some(ns) = o.namespace.as_deref() else { continue };
         if is_certificate(o) {
             if let Some(s) = o.str_at("/spec/secretName") {
-                out.insert(s.to_string());
+                out.entry(ns).or_default().insert(s.to_string());
             }
         } else if o.kind == "Secret" && o.group().is_empty() && o.str_at("/type") == Some("kubernetes.io/tls") {
-            out.insert(o.name.clone());
+            out.entry(ns).or_default().insert(o.name.clone());
         }
     }
     out

@@ -127,13 +127,23 @@ fn check_advertised(g: &Graph, r: &RouterWorkload) -> Vec<Finding> {
         return Vec::new();
     };
     let expansions: Vec<(String, String)> = if template.contains("{pod_name}") {
+        // Judged as a pattern, never one name per replica: `replicas` is a number from the input.
         let replicas = obj.at("/spec/replicas").and_then(Value::as_u64).unwrap_or(1).max(1);
-        (0..replicas)
-            .map(|i| {
+        judged_ordinals(replicas, &id.dns_names())
+            .into_iter()
+            .map(|(i, alike)| {
                 let n = template
                     .replace("{pod_name}", &format!("{}-{i}", obj.name))
                     .replace("{namespace}", ns);
-                (n, format!("replica {i}"))
+                let which = match alike {
+                    1 => format!("replica {i}"),
+                    n => format!(
+                        "replica {i}, and {} more replicas of {} digits like it",
+                        n - 1,
+                        i.to_string().len()
+                    ),
+                };
+                (n, which)
             })
             .collect()
     } else {
@@ -193,6 +203,61 @@ fn check_advertised(g: &Graph, r: &RouterWorkload) -> Vec<Finding> {
              The QUIC dial address itself is not an SNI name."
         )),
     );
+    out
+}
+
+/// Up to this many replicas, every ordinal is named in findings.
+const ENUMERATED_REPLICAS: u64 = 64;
+
+/// The ordinals whose advertised names decide whether `replicas` pods are covered, without
+/// enumerating the pods: every ordinal below `replicas` whose digits appear in a SAN, and for each
+/// digit count one ordinal whose digits appear in no SAN. Names of unmentioned ordinals with the
+/// same digit count differ only in digits no SAN contains, so no SAN names one of them exactly and
+/// a wildcard covers all of them or none: one stands for all (the second number says how many).
+fn judged_ordinals(replicas: u64, sans: &[String]) -> Vec<(u64, u64)> {
+    // Few replicas: name each one (a constant bound, not the input's number).
+    if replicas <= ENUMERATED_REPLICAS {
+        return (0..replicas.max(1)).map(|i| (i, 1)).collect();
+    }
+    let last = replicas.max(1) - 1;
+    let mut mentioned = BTreeSet::new();
+    for san in sans {
+        for run in san.split(|c: char| !c.is_ascii_digit()).filter(|r| !r.is_empty()) {
+            for start in 0..run.len() {
+                for end in start + 1..=run.len().min(start + 20) {
+                    let digits = &run[start..end];
+                    if digits.len() > 1 && digits.starts_with('0') {
+                        break;
+                    }
+                    match digits.parse::<u64>() {
+                        Ok(i) if i <= last => {
+                            mentioned.insert(i);
+                        }
+                        _ => break,
+                    }
+                }
+            }
+        }
+    }
+    let mut out: Vec<(u64, u64)> = mentioned.iter().map(|&i| (i, 1)).collect();
+    let (mut lo, mut hi) = (0u64, 9u64);
+    while lo <= last {
+        let top = hi.min(last);
+        let known = mentioned.range(lo..=top).count() as u64;
+        let count = top - lo + 1;
+        if count > known {
+            // At most `known + 1` steps: some ordinal in the range is not mentioned.
+            if let Some(generic) = (lo..=top).find(|i| !mentioned.contains(i)) {
+                out.push((generic, count - known));
+            }
+        }
+        if hi >= last {
+            break;
+        }
+        lo = hi + 1;
+        hi = hi.saturating_mul(10).saturating_add(9);
+    }
+    out.sort_unstable();
     out
 }
 
@@ -310,6 +375,20 @@ mod tests {
                 .contains("--advertised-hostname-template"),
             "line {line}"
         );
+    }
+
+    #[test]
+    fn many_replicas_are_judged_by_pattern() {
+        let sans = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        // Ordinals named in a SAN are judged one by one, one more per digit count stands for the rest.
+        let j = judged_ordinals(1000, &sans(&["r-0.h", "r-1.h", "r-12.h"]));
+        // `12` also mentions 1 and 2 (any digit run inside a SAN counts).
+        assert_eq!(j, vec![(0, 1), (1, 1), (2, 1), (3, 7), (10, 89), (12, 1), (100, 900)]);
+        assert_eq!(j.iter().map(|(_, n)| n).sum::<u64>(), 1000);
+        let j = judged_ordinals(u64::MAX, &[]);
+        assert_eq!(j.len(), 20);
+        assert_eq!(j.iter().map(|(_, n)| *n as u128).sum::<u128>(), u64::MAX as u128);
+        assert_eq!(judged_ordinals(3, &[]), vec![(0, 1), (1, 1), (2, 1)]);
     }
 
     #[test]

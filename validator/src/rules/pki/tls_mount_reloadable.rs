@@ -6,11 +6,12 @@ const RELOAD: &str = "tls-mount-reloadable";
 
 pub(super) fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
+    let tls_by_ns = tls_secrets_by_namespace(g);
     let all_routers = routers(g);
     let mut out = Vec::new();
     for obj in g.objects.iter().filter(|o| is_workload(o)) {
         let Some(pod) = obj.pod_spec() else { continue };
-        let mut tls = tls_secrets(g, ns_of(obj));
+        let mut tls = tls_by_ns.get(ns_of(obj)).cloned().unwrap_or_default();
         let mine: Vec<&RouterWorkload> = all_routers.iter().filter(|r| std::ptr::eq(r.obj, obj)).collect();
         tls.extend(mine.iter().filter_map(|r| router_tls_secret(r)));
         if tls.is_empty() {

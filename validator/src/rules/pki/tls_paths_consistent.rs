@@ -8,6 +8,7 @@ const TLS_KEYS: &[&str] = &["tls.crt", "tls.key", "ca.crt"];
 
 pub(super) fn check_paths(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
+    let tls_by_ns = tls_secrets_by_namespace(g);
     let mut out = router_identity::undetermined(g, PATHS, router_identity::PATH_FLAGS);
     for r in routers(g) {
         let obj = r.obj;
@@ -32,7 +33,7 @@ pub(super) fn check_paths(ctx: &Ctx) -> Vec<Finding> {
             (Some(_), Some(_)) => {}
         }
         let Some(pod) = obj.pod_spec() else { continue };
-        let tls = tls_secrets(g, ns_of(obj));
+        let tls = tls_by_ns.get(ns_of(obj)).cloned().unwrap_or_default();
         for (flag, path, want) in [
             (F_CERT, cert.unwrap_or(""), "tls.crt"),
             (F_KEY, key.unwrap_or(""), "tls.key"),

@@ -1,0 +1,358 @@
+//! A mutation fuzzer for every parser of outside input, on the stable toolchain and without extra
+//! crates: seeds from the repository (fixtures, the YAML corpus, the policy, the lock, PEM), byte
+//! and token mutations from a seeded xorshift generator, each input run under `catch_unwind`.
+//! Shared by the bounded CI test (`tests/fuzz_budget.rs`) and the long runs of `ci/fuzz`
+//! (`fuzz/main.rs`).
+#![allow(dead_code)]
+
+use nvcf_validate::graph::{Graph, Object, Provenance};
+use nvcf_validate::policy::Policy;
+use nvcf_validate::render::manifests::objects_with_lines;
+use nvcf_validate::rules::{self, Ctx, Scope};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.max(1))
+    }
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.0 = x;
+        x
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+/// Tokens that reach the corners of YAML, Kubernetes objects, PEM and helmfile states.
+const DICT: &[&str] = &[
+    "---",
+    "--- ",
+    "...",
+    "\r",
+    "\r\n",
+    "\u{85}",
+    "\u{2028}",
+    "\u{2029}",
+    "\t",
+    "<<: ",
+    "<<: *a",
+    "&a ",
+    "*a",
+    "!!binary ",
+    "!!str ",
+    "!!int ",
+    "!!float ",
+    "!custom ",
+    "? ",
+    ": ",
+    "- ",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    "'",
+    "\"",
+    "|",
+    ">",
+    "#",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "~",
+    "null",
+    ".inf",
+    ".nan",
+    "0x",
+    "0o",
+    "0755",
+    "1e400",
+    "-0",
+    "1_000",
+    "9223372036854775807",
+    "18446744073709551615",
+    "2147483647",
+    "replicas: 2147483647",
+    "{pod_name}",
+    "{namespace}",
+    "kind: List\nitems:\n",
+    "apiVersion: v1\n",
+    "kind: Pod\n",
+    "metadata:\n  name: x\n",
+    "--quic-insecure",
+    "-----BEGIN CERTIFICATE-----\n",
+    "-----END CERTIFICATE-----\n",
+    "-----BEGIN PRIVATE KEY-----\n",
+    "MIIB",
+    "====",
+    "# Source: x/helmfile.yaml\n",
+    "releases:\n",
+    "needs: [",
+    "environments:\n",
+    "https://",
+    "http://u:p@h/",
+    "*.",
+    "\u{feff}",
+    "\0",
+    "\u{ffff}",
+    "é",
+    "%",
+    "@",
+    "`",
+];
+
+pub fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], input: &[u8]) -> Vec<u8> {
+    let mut v = input.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(v.len() + 1);
+        match rng.below(8) {
+            0 if !v.is_empty() => {
+                let i = rng.below(v.len());
+                v[i] ^= 1 << rng.below(8);
+            }
+            1 if !v.is_empty() => {
+                let end = (at + 1 + rng.below(16)).min(v.len());
+                v.drain(at.min(end)..end);
+            }
+            2 if !v.is_empty() => {
+                let start = rng.below(v.len());
+                let end = (start + 1 + rng.below(64)).min(v.len());
+                let chunk = v[start..end].to_vec();
+                v.splice(at..at, chunk);
+            }
+            3 if !seeds.is_empty() => {
+                let other = &seeds[rng.below(seeds.len())];
+                if !other.is_empty() {
+                    let start = rng.below(other.len());
+                    let end = (start + 1 + rng.below(256)).min(other.len());
+                    v.splice(at..at, other[start..end].iter().copied());
+                }
+            }
+            4 => {
+                let i = rng.below(v.len() + 1);
+                v.insert(i.min(v.len()), b'\n');
+            }
+            _ => {
+                let tok = DICT[rng.below(DICT.len())].as_bytes();
+                v.splice(at..at, tok.iter().copied());
+            }
+        }
+    }
+    v.truncate(64 * 1024);
+    v
+}
+
+/// One parser of outside input.
+pub struct Target {
+    pub name: &'static str,
+    pub seeds: Vec<Vec<u8>>,
+    pub run: fn(&[u8], &Path),
+}
+
+fn files_under(dir: &Path, exts: &[&str], out: &mut Vec<Vec<u8>>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            files_under(&p, exts, out);
+        } else if exts.iter().any(|e| p.to_string_lossy().ends_with(e)) {
+            if let Ok(b) = std::fs::read(&p) {
+                if b.len() <= 64 * 1024 {
+                    out.push(b);
+                }
+            }
+        }
+    }
+}
+
+pub fn targets(repo: &Path) -> Vec<Target> {
+    let t = repo.join("validator/tests");
+    let mut manifests = Vec::new();
+    files_under(&t.join("fixtures"), &[".yaml"], &mut manifests);
+    files_under(&t.join("yaml_corpus"), &[".yaml"], &mut manifests);
+    let mut policies = Vec::new();
+    files_under(repo, &["validator-policy.yaml"], &mut policies);
+    files_under(&t.join("fixtures"), &["policy.yaml"], &mut policies);
+    policies.push(b"settings:\n  neverWaive: [insecure-flag]\nwaivers:\n  - rule: image-pinned\n    reason: r\n    expires: 2030-01-01\n".to_vec());
+    let mut locks = vec![std::fs::read(repo.join("charts.lock.yaml")).unwrap_or_default()];
+    locks.push(b"charts:\n  - {release: a, chart: b, repository: oci://r, version: 1.0.0, sha256: 0000000000000000000000000000000000000000000000000000000000000000}\n".to_vec());
+    let mut pems = Vec::new();
+    files_under(&t.join("fixtures"), &[".pem", ".crt"], &mut pems);
+    files_under(&repo.join("values"), &[".pem", ".crt"], &mut pems);
+    if pems.is_empty() {
+        pems.push(b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".to_vec());
+    }
+    let builds = vec![
+        b"---\n# Source: /s/helmfile.yaml\nenvironments:\n  default: {}\nreleases:\n- name: a\n  namespace: n\n  chart: ./charts/a\n  needs: [n/b]\n  values:\n  - {x: 1}\n- name: b\n  namespace: n\n  chart: oci://r.example.com/c\n  version: 1.0.0\n".to_vec(),
+        b"# Source: /s/helmfile.d/a.yaml\nrepositories:\n- name: r\n  url: https://charts.example.com\nreleases:\n- {name: c, chart: r/c, version: '>1', installed: false}\n---\n# Source: /s/helmfile.yaml\nhelmfiles: [helmfile.d/a.yaml]\n".to_vec(),
+    ];
+    vec![
+        Target {
+            name: "manifests",
+            seeds: manifests,
+            run: run_manifests,
+        },
+        Target {
+            name: "helmfile-build",
+            seeds: builds,
+            run: run_build,
+        },
+        Target {
+            name: "policy",
+            seeds: policies,
+            run: run_policy,
+        },
+        Target {
+            name: "lock",
+            seeds: locks,
+            run: run_lock,
+        },
+        Target {
+            name: "pem",
+            seeds: pems,
+            run: run_pem,
+        },
+    ]
+}
+
+/// Rendered manifests as `--manifests` reads them, then every object rule over the graph.
+pub fn run_manifests(input: &[u8], _: &Path) {
+    let Ok(text) = std::str::from_utf8(input) else { return };
+    let Ok(docs) = nvcf_validate::yaml::documents(text) else {
+        return;
+    };
+    let shared: std::sync::Arc<str> = text.into();
+    let mut objects = Vec::new();
+    for d in docs {
+        let Ok(items) = objects_with_lines(d.value, &d.item_lines, "fuzz.yaml", d.index, d.line) else {
+            return;
+        };
+        for (body, line) in items {
+            let prov = Provenance {
+                environment: "fuzz".into(),
+                file: Some("fuzz.yaml".into()),
+                doc_index: d.index,
+                line: Some(line),
+                template_text: Some(shared.clone()),
+                ..Provenance::default()
+            };
+            objects.extend(Object::from_value(body, Some("default"), prov));
+        }
+    }
+    let policy = Policy::default();
+    let mut g = Graph::new("fuzz", objects);
+    policy.add_externals(&mut g);
+    let ctx = Ctx {
+        environment: "fuzz",
+        stack: None,
+        state: None,
+        graph: &g,
+        policy: &policy,
+        status: &[],
+        now: time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_000),
+        // Schema validation is its own parser of trusted schemas, not of outside input.
+        schemas: None,
+    };
+    let _ = rules::run(&ctx, Scope::Objects);
+}
+
+pub fn run_build(input: &[u8], _: &Path) {
+    let Ok(text) = std::str::from_utf8(input) else { return };
+    let Ok(docs) = nvcf_validate::stack::load::parse_build(text) else {
+        return;
+    };
+    let entry = Path::new("/s/helmfile.yaml");
+    for env in nvcf_validate::stack::load::environment_names(&docs, entry) {
+        let _ = nvcf_validate::stack::load::env_state(&env, &docs, Path::new("/s"), entry);
+    }
+}
+
+pub fn run_policy(input: &[u8], _: &Path) {
+    let Ok(text) = std::str::from_utf8(input) else { return };
+    let _ = Policy::parse(text, "fuzz-policy.yaml");
+}
+
+pub fn run_lock(input: &[u8], _: &Path) {
+    let Ok(text) = std::str::from_utf8(input) else { return };
+    let _ = nvcf_validate::stack::lock::ChartLock::parse(text, "charts.lock.yaml");
+}
+
+pub fn run_pem(input: &[u8], _: &Path) {
+    let _ = nvcf_validate::pki::blocks(input);
+    if let Ok(ders) = nvcf_validate::pki::parse_bundle(input) {
+        for d in &ders {
+            let _ = nvcf_validate::pki::describe(d);
+        }
+    }
+    let _ = nvcf_validate::pki::fingerprint::bundle_fingerprint(input);
+}
+
+#[derive(Default, Debug)]
+pub struct Stats {
+    pub execs: u64,
+    pub panics: u64,
+    pub slow: u64,
+    pub slowest: Duration,
+    pub first_panic: Option<Vec<u8>>,
+}
+
+/// Run `target` for `execs` executions or until `deadline`, whichever comes first. Inputs taking
+/// longer than `slow` are counted (a timeout in the issue's terms).
+pub fn fuzz(target: &Target, seed: u64, execs: u64, deadline: Instant, slow: Duration, scratch: &Path) -> Stats {
+    let mut rng = Rng::new(seed ^ (target.name.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    let mut st = Stats::default();
+    let mut pool: Vec<Vec<u8>> = target.seeds.clone();
+    if pool.is_empty() {
+        pool.push(Vec::new());
+    }
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    while st.execs < execs && Instant::now() < deadline {
+        let base = if rng.below(8) == 0 {
+            target
+                .seeds
+                .get(rng.below(target.seeds.len()))
+                .cloned()
+                .unwrap_or_default()
+        } else {
+            pool[rng.below(pool.len())].clone()
+        };
+        let input = mutate(&mut rng, &target.seeds, &base);
+        let start = Instant::now();
+        let r = catch_unwind(AssertUnwindSafe(|| (target.run)(&input, scratch)));
+        let took = start.elapsed();
+        st.execs += 1;
+        st.slowest = st.slowest.max(took);
+        if took > slow {
+            st.slow += 1;
+        }
+        if r.is_err() {
+            st.panics += 1;
+            st.first_panic.get_or_insert_with(|| input.clone());
+        }
+        // Keep a bounded pool of recent inputs so mutations stack up.
+        if pool.len() < 256 {
+            pool.push(input);
+        } else {
+            let i = rng.below(pool.len());
+            pool[i] = input;
+        }
+    }
+    std::panic::set_hook(prev);
+    st
+}
