@@ -21,9 +21,14 @@ fn check_text(name: &str, text: &[u8], env: &[(&str, &str)]) -> Run {
 }
 
 fn check_in(dir: &Path, name: &str, env: &[(&str, &str)]) -> Run {
+    // The registry these inputs use is allowed, so only what the input itself does is reported
+    // (an absent allow-list allows nothing).
+    let policy = dir.join("hostile-policy.yaml");
+    std::fs::write(&policy, "version: 1\nsettings:\n  allowedImageRegistries: [registry.example.com]\n").unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
     c.current_dir(dir)
-        .args(["check", "--manifests", name, "--format", "json"])
+        .args(["check", "--manifests", name, "--format", "json", "--policy"])
+        .arg(&policy)
         .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z");
     for (k, v) in env {
         c.env(k, v);

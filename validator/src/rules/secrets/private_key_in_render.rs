@@ -79,12 +79,12 @@ mod tests {
     #[test]
     fn keys_in_objects_fire_once_per_place_and_are_never_echoed() {
         let yaml = format!(
-            "apiVersion: v1\nkind: Secret\nmetadata: {{name: s, namespace: n}}\ntype: kubernetes.io/tls\n\
+            "apiVersion: v1\nkind: Secret\nmetadata: {{name: s, namespace: ns}}\ntype: kubernetes.io/tls\n\
              data: {{tls.crt: Y2VydA==, tls.key: \"{}\"}}\n---\n\
-             apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c, namespace: n}}\ndata: {{key.pem: {:?}}}\n---\n\
-             apiVersion: v1\nkind: Secret\nmetadata: {{name: opaque, namespace: n}}\ndata: {{tls.key: c2hvcnQ=}}\n---\n\
-             apiVersion: v1\nkind: Secret\nmetadata: {{name: empty, namespace: n}}\ndata: {{tls.key: \"\"}}\n---\n\
-             apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: clean, namespace: n}}\ndata: {{ca.crt: x}}\n",
+             apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c, namespace: ns}}\ndata: {{key.pem: {:?}}}\n---\n\
+             apiVersion: v1\nkind: Secret\nmetadata: {{name: opaque, namespace: ns}}\ndata: {{tls.key: c2hvcnQ=}}\n---\n\
+             apiVersion: v1\nkind: Secret\nmetadata: {{name: empty, namespace: ns}}\ndata: {{tls.key: \"\"}}\n---\n\
+             apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: clean, namespace: ns}}\ndata: {{ca.crt: x}}\n",
             b64(&pem_key()),
             pem_key()
         );
@@ -93,9 +93,9 @@ mod tests {
         let f = private_key_in_render(&crate::testkit::ctx(&g, &p));
         let got: Vec<String> = f.iter().map(|f| f.message.clone()).collect();
         assert_eq!(f.len(), 3, "{got:#?}");
-        assert!(got[0].contains("Secret n/s") && got[0].contains("`data.tls.key` holds a base64-encoded PEM"));
-        assert!(got[1].contains("ConfigMap n/c") && got[1].contains("`data.key.pem` holds a PEM private key"));
-        assert!(got[2].contains("Secret n/opaque") && got[2].contains("tls.key"));
+        assert!(got[0].contains("Secret ns/s") && got[0].contains("`data.tls.key` holds a base64-encoded PEM"), "{got:#?}");
+        assert!(got[1].contains("ConfigMap ns/c") && got[1].contains("`data.key.pem` holds a PEM private key"));
+        assert!(got[2].contains("Secret ns/opaque") && got[2].contains("tls.key"));
         for m in &got {
             assert!(!m.contains("MHcC") && !m.contains("BEGIN"), "{m}");
         }
