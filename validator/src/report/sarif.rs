@@ -103,8 +103,9 @@ pub fn fingerprints(report: &Report) -> Vec<String> {
         .collect()
 }
 
-fn physical(ctx: &Context, f: &Finding) -> Option<Value> {
-    let src = f.source.as_ref()?;
+/// A SARIF physical location for a source reference: a URI relative to `%SRCROOT%`, a
+/// `file://` URI outside it, none for standard input.
+fn physical(ctx: &Context, src: &crate::finding::SourceRef) -> Option<Value> {
     let artifact = match ctx.paths.artifact(&src.file)? {
         Artifact::Relative(uri) => json!({"uri": uri, "uriBaseId": SRCROOT}),
         Artifact::Absolute(uri) => json!({"uri": uri}),
@@ -152,7 +153,7 @@ pub fn value(report: &Report, ctx: &Context) -> Value {
                 res["ruleIndex"] = json!(i);
             }
             let mut loc = json!({});
-            if let Some(phys) = physical(ctx, f) {
+            if let Some(phys) = f.source.as_ref().and_then(|src| physical(ctx, src)) {
                 loc["physicalLocation"] = phys;
             }
             if let Some(o) = super::object_label(f) {
@@ -168,11 +169,7 @@ pub fn value(report: &Report, ctx: &Context) -> Value {
                     .enumerate()
                     .map(|(i, r)| {
                         let mut loc = json!({"id": i + 1, "message": {"text": r.message}});
-                        if let Some(src) = &r.source {
-                            let mut phys = json!({"artifactLocation": {"uri": src.file.trim_start_matches("./")}});
-                            if let Some(l) = src.line.filter(|l| *l >= 1) {
-                                phys["region"] = json!({"startLine": l});
-                            }
+                        if let Some(phys) = r.source.as_ref().and_then(|src| physical(ctx, src)) {
                             loc["physicalLocation"] = phys;
                         }
                         loc

@@ -21,7 +21,9 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
     // same release that only exist because of it (folded into one finding below).
     let mut causes: Vec<(usize, Cause)> = Vec::new();
     for obj in rendered(ctx.graph) {
-        let release = obj.prov.release.clone();
+        // The unit of one cause: the release, or for `--manifests` input (no release) the file
+        // the object was read from, so unrelated inputs are never folded into one finding.
+        let release = obj.prov.release.clone().or_else(|| obj.prov.file.as_ref().map(|f| format!("file:{f}")));
         match (obj.group(), obj.kind.as_str()) {
             ("cert-manager.io", "Issuer" | "ClusterIssuer") => {
                 if let Some(server) = obj.str_at("/spec/vault/server").filter(|s| is_http(s)) {
