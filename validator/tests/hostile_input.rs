@@ -24,7 +24,11 @@ fn check_in(dir: &Path, name: &str, env: &[(&str, &str)]) -> Run {
     // The registry these inputs use is allowed, so only what the input itself does is reported
     // (an absent allow-list allows nothing).
     let policy = dir.join("hostile-policy.yaml");
-    std::fs::write(&policy, "version: 1\nsettings:\n  allowedImageRegistries: [registry.example.com]\n").unwrap();
+    std::fs::write(
+        &policy,
+        "version: 1\nsettings:\n  allowedImageRegistries: [registry.example.com]\n",
+    )
+    .unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
     c.current_dir(dir)
         .args(["check", "--manifests", name, "--format", "json", "--policy"])

@@ -25,7 +25,11 @@ fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Run {
     // test objects use is allowed, so the reports hold what the objects themselves do wrong.
     let policy = dir.join("validator-policy.yaml");
     if !policy.exists() && !args.contains(&"--policy") {
-        std::fs::write(&policy, "version: 1\nsettings:\n  allowedImageRegistries: [registry.example.com]\n").unwrap();
+        std::fs::write(
+            &policy,
+            "version: 1\nsettings:\n  allowedImageRegistries: [registry.example.com]\n",
+        )
+        .unwrap();
     }
     let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
     c.current_dir(dir)

@@ -23,7 +23,11 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
     for obj in rendered(ctx.graph) {
         // The unit of one cause: the release, or for `--manifests` input (no release) the file
         // the object was read from, so unrelated inputs are never folded into one finding.
-        let release = obj.prov.release.clone().or_else(|| obj.prov.file.as_ref().map(|f| format!("file:{f}")));
+        let release = obj
+            .prov
+            .release
+            .clone()
+            .or_else(|| obj.prov.file.as_ref().map(|f| format!("file:{f}")));
         match (obj.group(), obj.kind.as_str()) {
             ("cert-manager.io", "Issuer" | "ClusterIssuer") => {
                 if let Some(server) = obj.str_at("/spec/vault/server").filter(|s| is_http(s)) {

@@ -93,7 +93,10 @@ mod tests {
         let f = private_key_in_render(&crate::testkit::ctx(&g, &p));
         let got: Vec<String> = f.iter().map(|f| f.message.clone()).collect();
         assert_eq!(f.len(), 3, "{got:#?}");
-        assert!(got[0].contains("Secret ns/s") && got[0].contains("`data.tls.key` holds a base64-encoded PEM"), "{got:#?}");
+        assert!(
+            got[0].contains("Secret ns/s") && got[0].contains("`data.tls.key` holds a base64-encoded PEM"),
+            "{got:#?}"
+        );
         assert!(got[1].contains("ConfigMap ns/c") && got[1].contains("`data.key.pem` holds a PEM private key"));
         assert!(got[2].contains("Secret ns/opaque") && got[2].contains("tls.key"));
         for m in &got {
