@@ -10,6 +10,8 @@ from pathlib import Path
 
 BIN = sys.argv[1]
 SIZES = [int(s) for s in (sys.argv[2:] or ["5000", "20000", "50000"])]
+# Extra `check` arguments, e.g. NVCF_BENCH_ARGS="-A schema-valid" to time the run without one rule.
+EXTRA = os.environ.get("NVCF_BENCH_ARGS", "").split()
 
 
 def objects(n: int):
@@ -51,7 +53,7 @@ def write(path: Path, n: int):
 def measure(path: Path, cwd: Path):
     start = time.perf_counter()
     with open(cwd / "out.json", "w") as out, open(cwd / "err.txt", "w") as err:
-        p = subprocess.Popen([BIN, "check", "--manifests", str(path), "--format", "json"], cwd=cwd,
+        p = subprocess.Popen([BIN, "check", "--manifests", str(path), "--format", "json", *EXTRA], cwd=cwd,
                              stdout=out, stderr=err)
         _, status, usage = os.wait4(p.pid, 0)
     secs = time.perf_counter() - start
