@@ -216,6 +216,30 @@ mod tests {
     }
 
     #[test]
+    fn count_tallies_each_severity_and_waived_separately() {
+        // Notes are counted on their own (a mutant that miscounted them went unnoticed: no
+        // rule emits a note by default).
+        let with = |sev: Severity, waived: bool| {
+            let mut f = finding("image-pinned", "d");
+            f.severity = Some(sev);
+            if waived {
+                f.waived = Some("r".into());
+            }
+            f
+        };
+        let findings = vec![
+            with(Severity::Note, false),
+            with(Severity::Note, false),
+            with(Severity::Note, false),
+            with(Severity::Warning, false),
+            with(Severity::Warning, false),
+            with(Severity::Error, false),
+            with(Severity::Error, true),
+        ];
+        assert_eq!(count(&findings), Counts { errors: 1, warnings: 2, notes: 3, waived: 1 });
+    }
+
+    #[test]
     fn overrides_apply_and_never_waive_cannot_be_lowered() {
         let p = Policy::default();
         let o = Overrides::new(&p, &[], &["image-pinned".into()], &["object-one-owner".into()]).unwrap();
