@@ -44,23 +44,18 @@ pub fn load_and_render(
     let tools = tools::Lazy::new(&root, opts.chart_mirror.as_deref(), sealed)?;
     let get_tools = || tools.get();
 
-    // Load: the releases as the state's text declares them (read once for every environment),
-    // the environments, and (below, per environment) each state model.
-    let scanned = load::scan_releases(&entry);
+    // Load: the environments (helmfile's own list, from a load of `default`), and (below, per
+    // environment) each state model.
     let names_key = cache::key(&[&tree, &entry_rel, "environments"]);
     let mut default_build: Option<loader::Built> = None;
     let mut names_error: Option<anyhow::Error> = None;
-    // `--environment E` builds only E, as `helmfile -e E` does (never `default` first: with
+    // `--environment E` loads only E, as `helmfile -e E` does (never `default` first: with
     // `bases:` or templated environments, `default` may not even load). An undeclared E is
     // helmfile's error for that environment.
     let names: Vec<String> = match cache.as_ref().and_then(|c| c.get::<Vec<String>>(&names_key)) {
-        // (An entry that declares its environments plainly is checked against them here.)
-        _ if !selected.is_empty() => match entry.is_file().then(|| load::plain_environment_names(&entry)).flatten() {
-            Some(declared) => declared,
-            None => selected.to_vec(),
-        },
+        _ if !selected.is_empty() => selected.to_vec(),
         Some(n) => n,
-        None => match loader::environment_names(&get_tools, &entry, &scanned, opts) {
+        None => match loader::environment_names(&get_tools, &entry) {
             Ok((n, built)) => {
                 default_build = built;
                 if let Some(c) = &cache {
@@ -69,7 +64,8 @@ pub fn load_and_render(
                 n
             }
             // The state does not even load as `default`: that is `default`'s failure, reported
-            // as such (below) rather than a run that stops before any rule.
+            // as such (below) rather than a run that stops before any rule. Which other
+            // environments it declares cannot be told, so the run cannot pass.
             Err(e) => {
                 names_error = Some(e);
                 vec!["default".to_string()]
@@ -85,7 +81,6 @@ pub fn load_and_render(
         root: &root,
         lock: &lock,
         opts,
-        scanned: &scanned,
     };
     let results: Vec<Result<EnvRender>> = std::thread::scope(|s| {
         let handles: Vec<_> = envs
@@ -117,7 +112,7 @@ pub fn load_and_render(
                     };
                     let r = match loaded {
                         Ok(r) => r,
-                        Err(e) => failed_env(inputs, env, e),
+                        Err(e) => failed_env(inputs, env, undeclared(get_tools, inputs.entry, env, e)),
                     };
                     if let (Some(c), None) = (cache, &r.render_error) {
                         c.put(&key, &r)?;
@@ -146,34 +141,58 @@ pub fn load_and_render(
     Ok((stack, renders))
 }
 
-/// An environment that could not be loaded or rendered: its error, with the state helmfile
-/// refused when we can name it (a release declared twice becomes `release-one-owner`).
-fn failed_env(inputs: &Inputs, env: &str, e: anyhow::Error) -> EnvRender {
-    let msg = crate::stack::failure::explain(&e, inputs, env);
-    EnvRender {
-        state: crate::stack::failure::duplicate_state(&e, inputs, env).unwrap_or_else(|| crate::stack::EnvState {
-            name: env.to_string(),
-            ..Default::default()
-        }),
-        docs: Vec::new(),
-        status: Vec::new(),
-        render_error: Some(msg),
+/// helmfile loads no state for an environment no state declares (`no releases found …
+/// environment(E)`): name the environments helmfile does see (from a load of `default`).
+fn undeclared(
+    get_tools: &dyn Fn() -> Result<tools::Tools>,
+    entry: &Path,
+    env: &str,
+    e: anyhow::Error,
+) -> anyhow::Error {
+    let text = format!("{e:#}");
+    if env == "default" || !text.contains(&format!("selector() and environment({env})")) {
+        return e;
+    }
+    match loader::environment_names(get_tools, entry) {
+        Ok((names, _)) if !names.iter().any(|n| n == env) => e.context(format!(
+            "environment `{env}` is not declared in {} (declared: {}); pass one of them with -e",
+            entry.display(),
+            names.join(", ")
+        )),
+        _ => e,
     }
 }
 
-/// One environment: its state model (`helmfile build`, unless the caller already built it),
-/// then its render. `helmfile template` may start first, while the state loads: see
-/// `helmfile::start_template_early`.
+/// An environment that could not be loaded or rendered: its error, said so a user can act on it.
+fn failed_env(inputs: &Inputs, env: &str, e: anyhow::Error) -> EnvRender {
+    EnvRender {
+        state: crate::stack::EnvState {
+            name: env.to_string(),
+            ..Default::default()
+        },
+        docs: Vec::new(),
+        status: Vec::new(),
+        render_error: Some(crate::stack::failure::explain(&e, inputs, env)),
+        failed: Vec::new(),
+        render_blame: Vec::new(),
+    }
+}
+
+/// One environment: its state model (`helmfile list` and `helmfile build`, unless the caller
+/// already loaded it), then its render. `helmfile template` starts as soon as helmfile has
+/// listed the releases, while the state loads: see `helmfile::start_template_early`.
 fn load_then_render(
     tools: &tools::Tools,
     inputs: &Inputs,
     env: &str,
     prebuilt: Option<loader::Built>,
 ) -> Result<EnvRender> {
-    let early = match prebuilt {
-        None => Some(helmfile::start_template_early(tools, inputs, env)?),
-        Some(_) => None,
+    let mut early = None;
+    let state = {
+        let mut start = |listed: &[crate::stack::load::Listed]| {
+            early = helmfile::start_template_early(tools, inputs, env, listed).ok();
+        };
+        loader::load_state(tools, inputs, env, prebuilt, &mut start)?.1
     };
-    let (_docs, state, _refused) = loader::load_state(tools, inputs, env, prebuilt)?;
     helmfile::render_env(tools, inputs, env, state, early)
 }
