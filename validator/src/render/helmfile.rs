@@ -365,12 +365,16 @@ pub fn render_env(
         let Err(e) = &template_res else { break };
         let why = crate::stack::failure::explain_template(&format!("{e:#}"), inputs, environment);
         let msg = why.message.clone();
+        // A release helmfile names without a namespace is one without a namespace, or (when
+        // helmfile just does not say, as for `helm dependency build`) every release of that name.
         let named = |r: &&Release| {
             why.blamed.iter().any(|(name, ns)| {
                 r.name == *name
                     && match ns {
                         Some(ns) => !r.namespace_unset && r.namespace == *ns,
-                        None => r.namespace_unset,
+                        None => {
+                            r.namespace_unset || !state.releases.iter().any(|o| o.name == *name && o.namespace_unset)
+                        }
                     }
             })
         };

@@ -336,11 +336,21 @@ fn named(text: &str) -> Named {
                 }
             }
             Some("pull") | Some("fetch") | Some("show") => n.chart = words.get(2).cloned(),
+            Some("dependency") => n.chart = words.get(3).cloned(),
             _ => {}
         }
         if let (Some((_, ns @ None)), Some(v)) = (n.release.as_mut(), flag("--namespace")) {
             *ns = Some(v);
         }
+    }
+    // helmfile's own progress line for the chart: `Building dependency release=NAME, chart=CHART`
+    // (or `Templating release=…`).
+    if let (None, Some(chart)) = (&n.release, &n.chart) {
+        n.release = text.lines().find_map(|l| {
+            let rest = &l[l.find("release=")? + "release=".len()..];
+            let (name, c) = rest.split_once(", chart=")?;
+            (c.trim() == chart).then(|| (name.to_string(), None))
+        });
     }
     n
 }

@@ -240,3 +240,88 @@ pub fn select(names: &[String], selected: &[String], entry: &Path) -> Result<Vec
     }
     Ok(v)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(p: &Path) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "releases: []\n").unwrap();
+    }
+
+    #[test]
+    fn entry_is_found_as_helmfile_finds_it() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        // Nothing here: a message naming what was looked for.
+        let e = resolve_entry(&root).unwrap_err().to_string();
+        assert!(e.contains("helmfile.d/"), "{e}");
+        assert_eq!(default_file(&root), None);
+        // helmfile.d/ with only `.yml` states is a stack (helmfile 0.166 globs *.yml).
+        touch(&root.join("helmfile.d/10-a.yml"));
+        assert_eq!(resolve_entry(&root).unwrap(), root.join("helmfile.d"));
+        assert_eq!(default_file(&root), Some(root.join("helmfile.d")));
+        // `--file helmfile.d` names the directory of states itself; the stack is above it.
+        assert_eq!(
+            resolve_entry(&root.join("helmfile.d")).unwrap(),
+            root.join("helmfile.d")
+        );
+        assert_eq!(stack_dir(&root.join("helmfile.d")), root);
+        assert_eq!(root_of(&root.join("helmfile.d")), root);
+        // helmfile.yaml.gotmpl wins over helmfile.d/, helmfile.yaml over both.
+        touch(&root.join("helmfile.yaml.gotmpl"));
+        assert_eq!(resolve_entry(&root).unwrap(), root.join("helmfile.yaml.gotmpl"));
+        touch(&root.join("helmfile.yaml"));
+        assert_eq!(resolve_entry(&root).unwrap(), root.join("helmfile.yaml"));
+        assert_eq!(default_file(&root), Some(root.join("helmfile.yaml")));
+        assert_eq!(stack_dir(&root), root);
+        assert_eq!(stack_dir(&root.join("helmfile.yaml")), root);
+        // A state file as given; a missing one is an error naming it.
+        assert_eq!(
+            resolve_entry(&root.join("helmfile.yaml")).unwrap(),
+            root.join("helmfile.yaml")
+        );
+        let e = resolve_entry(&root.join("nope.yaml")).unwrap_err().to_string();
+        assert!(e.contains("nope.yaml"), "{e}");
+    }
+
+    #[test]
+    fn a_directory_of_states_holds_what_helmfile_globs_in_name_order() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("helmfile.d");
+        for n in [
+            "z.yaml",
+            "b.yml",
+            "d.yaml.gotmpl",
+            "e.yml.gotmpl",
+            ".h.yaml",
+            "0.yml.gotmpl",
+            "c.gotmpl",
+            "f.json",
+            "g.YAML",
+            "i.yaml.tpl",
+        ] {
+            touch(&dir.join(n));
+        }
+        std::fs::create_dir_all(dir.join("sub.yaml.d")).unwrap();
+        let names: Vec<String> = state_files_in(&dir)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        // The same files, in the same order, as helmfile 0.166 loaded them (checked with the
+        // real binary: `helmfile --file helmfile.d build` prints their Source lines).
+        assert_eq!(
+            names,
+            [
+                ".h.yaml",
+                "0.yml.gotmpl",
+                "b.yml",
+                "d.yaml.gotmpl",
+                "e.yml.gotmpl",
+                "z.yaml"
+            ]
+        );
+        assert!(state_files_in(&d.path().join("absent")).is_empty());
+    }
+}
