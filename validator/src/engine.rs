@@ -278,6 +278,9 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
     Ok((Report { environments, findings }, graphs))
 }
 
+/// Findings, environment reports, graphs, and what is left to answer for, of a stack's check.
+type Checked = (Vec<Finding>, Vec<EnvReport>, Vec<Graph>, Vec<Need>);
+
 /// Run the state rules and object rules of every rendered environment.
 fn check_stack(
     stack: &Stack,
@@ -285,7 +288,7 @@ fn check_stack(
     policy: &Policy,
     now: time::OffsetDateTime,
     schemas: Option<&SchemaSet>,
-) -> Result<(Vec<Finding>, Vec<EnvReport>, Vec<Graph>, Vec<Need>)> {
+) -> Result<Checked> {
     let mut findings = Vec::new();
     let mut envs = Vec::new();
     let mut graphs = Vec::new();

@@ -444,7 +444,14 @@ pub fn add_refused(
         let doc = docs.iter().find(|d| d.path == file);
         let defaults = doc.and_then(|d| d.doc.get("helmDefaults"));
         let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let reason = format!("helmfile refuses it: {}", crate::redact::cap(&r.message, 300));
+        let mut reason = format!("helmfile refuses it: {}", crate::redact::cap(&r.message, 300));
+        if r.namespace.as_deref().is_none_or(str::is_empty) {
+            reason.push_str(&format!(
+                " (helmfile's selectors cannot single out a release without a namespace, so every release named {} \
+                 was left out of this environment until it is fixed)",
+                r.name
+            ));
+        }
         let blank = |namespace: &str, nth: usize| Release {
             name: r.name.clone(),
             namespace: if namespace.is_empty() {
