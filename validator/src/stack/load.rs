@@ -236,8 +236,35 @@ pub fn environment_names(docs: &[StateDoc], entry: &Path) -> Vec<String> {
     names
 }
 
+/// The environments the entry's text appears to declare (its `environments:` keys; for a
+/// directory of states, every state's). A guess, used for nothing but starting their loads
+/// while helmfile's own list is computed (`pipeline`): the environments checked are always those
+/// helmfile prints.
+pub fn guessed_environments(entry: &Path) -> Vec<String> {
+    let files = if entry.is_dir() {
+        super::loader::state_files_in(entry)
+    } else {
+        vec![entry.to_path_buf()]
+    };
+    let mut out: Vec<String> = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        for n in declared_keys(&text, "environments") {
+            let plain = !n.is_empty()
+                && n.len() <= 63
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.');
+            if plain && !out.contains(&n) && out.len() < 32 {
+                out.push(n);
+            }
+        }
+    }
+    out
+}
+
 /// Keys of a top-level block map `key:` at its first indentation level, as the text spells them.
-/// Only ever used to order the environment names helmfile printed (never to add or drop one).
+/// Only ever used to order the environment names helmfile printed (never to add or drop one)
+/// and to guess which environments to start loading early (`guessed_environments`).
 fn declared_keys(text: &str, key: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut inside = false;
