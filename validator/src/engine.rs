@@ -16,7 +16,7 @@ use crate::sink::{self, Overrides};
 use crate::stack::Stack;
 use anyhow::{bail, Result};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, Clone, Default)]
 pub struct CheckArgs {
@@ -42,6 +42,33 @@ pub struct CheckArgs {
 
 pub use crate::model::{EnvReport, Report};
 
+/// A run that could not validate everything (exit 2), with the report of what it did validate:
+/// the environments that loaded with their findings, and those that failed with their error
+/// (`EnvReport::render_error`). Every format prints it next to the cause.
+#[derive(Debug)]
+pub struct Incomplete {
+    pub report: Report,
+    pub cause: String,
+}
+
+impl std::fmt::Display for Incomplete {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.cause)
+    }
+}
+
+impl std::error::Error for Incomplete {}
+
+/// What the run must still answer for after the rules: a release that was not rendered because
+/// helmfile refused it or `helm template` failed on it (`release`), or an environment that could
+/// not be loaded or rendered at all (`release: None`).
+#[derive(Debug)]
+struct Need {
+    environment: String,
+    release: Option<String>,
+    message: String,
+}
+
 /// Where the policy comes from: `--policy`, else `validator-policy.yaml` beside the state.
 fn load_policy(args: &CheckArgs) -> Result<Policy> {
     if let Some(p) = &args.policy {
@@ -51,11 +78,7 @@ fn load_policy(args: &CheckArgs) -> Result<Policy> {
         }
         return Policy::load(p, &display);
     }
-    let dir = if args.file.is_dir() {
-        args.file.clone()
-    } else {
-        args.file.parent().map(Path::to_path_buf).unwrap_or_default()
-    };
+    let dir = crate::stack::loader::stack_dir(&args.file);
     let candidate = dir.join(DEFAULT_POLICY_FILE);
     if candidate.is_file() {
         let display = if dir.as_os_str().is_empty() {
@@ -116,7 +139,7 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
     let now = args.now.unwrap_or_else(time::OffsetDateTime::now_utc);
     let schemas = load_schemas(args, &policy, &overrides)?;
 
-    let (mut findings, environments, graphs) = match &args.manifests {
+    let (mut findings, environments, graphs, needs) = match &args.manifests {
         Some(path) => {
             let mut docs = read_manifests(path, "")?;
             // Namespace-less objects go where kubectl would put them: `--namespace` (default `default`).
@@ -146,7 +169,7 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
                 render_error: None,
                 schema_coverage: schemas.as_ref().map(|s| s.for_graph(&graph).coverage(&graph)),
             };
-            (f, vec![env], vec![graph])
+            (f, vec![env], vec![graph], Vec::new())
         }
         None => {
             let opts = Options {
@@ -161,46 +184,69 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
     };
     findings.extend(rules::policy::settings_findings(&policy));
     findings = sink::apply(findings, &policy, &overrides, now.date());
-    // A render failure is a finding's consequence only while an unwaived error of a state rule
-    // stands in that environment (after -A/-W, severities and waivers); otherwise the gate could
-    // not validate the environment and says so.
+    // A release that was not rendered because helmfile refused it or `helm template` failed on
+    // it is a finding's consequence only while an unwaived error of a state rule about that same
+    // release stands in that environment (after -A/-W, severities and waivers): an unrelated
+    // finding explains nothing. An environment that could not be loaded or rendered at all is
+    // never explained. Otherwise the gate could not validate and says so (exit 2), with the
+    // report of everything it did validate.
+    let standing = |env: &str, release: &str| {
+        findings.iter().any(|f| {
+            f.environment.as_deref() == Some(env)
+                && f.release.as_deref() == Some(release)
+                && f.waived.is_none()
+                && f.sev() == Severity::Error
+                && rules::find(f.rule).is_some_and(|r| r.scope != Scope::Objects)
+        })
+    };
+    let mut unexplained: Vec<(&str, String)> = needs
+        .iter()
+        .filter(|n| n.release.as_deref().is_none_or(|r| !standing(&n.environment, r)))
+        .map(|n| {
+            let line = match &n.release {
+                Some(r) => format!("environment {}: release {r}: {}", n.environment, n.message),
+                None => format!("environment {}: {}", n.environment, n.message),
+            };
+            (n.environment.as_str(), line)
+        })
+        .collect();
     // The same holds for an environment that rendered no object at all: nothing was judged, so
     // it can never pass.
-    let mut unexplained = Vec::new();
     for env in &environments {
-        let explained = || {
-            findings.iter().any(|f| {
-                f.environment.as_deref() == Some(env.name.as_str())
-                    && f.waived.is_none()
-                    && f.sev() == Severity::Error
-                    && rules::find(f.rule).is_some_and(|r| r.scope != Scope::Objects)
-            })
-        };
-        if let Some(err) = &env.render_error {
-            if !explained() {
-                unexplained.push(format!("environment {}: {err}", env.name));
-            }
-        } else if args.manifests.is_none() && env.objects == 0 && !explained() {
+        let explained = findings.iter().any(|f| {
+            f.environment.as_deref() == Some(env.name.as_str())
+                && f.waived.is_none()
+                && f.sev() == Severity::Error
+                && rules::find(f.rule).is_some_and(|r| r.scope != Scope::Objects)
+        });
+        let answered = unexplained.iter().any(|(e, _)| *e == env.name);
+        if env.render_error.is_none() && args.manifests.is_none() && env.objects == 0 && !explained && !answered {
             let installed = env.releases.iter().filter(|r| r.installed).count();
             let rendered = env.releases.iter().filter(|r| r.installed && r.rendered).count();
-            bail!(
-                "environment {}: rendered no objects ({rendered} of {installed} installed releases rendered), so \
+            unexplained.push((
+                env.name.as_str(),
+                format!(
+                    "environment {}: rendered no objects ({rendered} of {installed} installed releases rendered), so \
                  nothing was validated; switch on the templates of its releases, render the remote ones \
                  (--chart-mirror DIR, or online), or leave the environment out with --environment",
-                env.name
-            );
+                    env.name
+                ),
+            ));
         }
     }
+    let mut cause = None;
     // Every environment that failed is named (the others were loaded and checked all the same).
     if !unexplained.is_empty() {
-        bail!(
+        let mut named: Vec<&str> = unexplained.iter().map(|(e, _)| *e).collect();
+        named.sort();
+        named.dedup();
+        cause = Some(format!(
             "{} of {} environments: helmfile could not render the stack, and no standing state finding explains why:\n{}",
-            unexplained.len(),
+            named.len(),
             environments.len(),
-            unexplained.join("\n")
-        );
-    }
-    if args.require_rendered {
+            unexplained.iter().map(|(_, l)| l.as_str()).collect::<Vec<_>>().join("\n")
+        ));
+    } else if args.require_rendered {
         let missing: Vec<String> = environments
             .iter()
             .flat_map(|e| e.releases.iter().filter(|r| r.missing()).map(move |r| (e, r)))
@@ -215,15 +261,25 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
             })
             .collect();
         if !missing.is_empty() {
-            bail!(
+            cause = Some(format!(
                 "--require-rendered: these installed releases were not rendered, so they were not validated:\n{}",
                 missing.join("\n")
-            );
+            ));
         }
     }
     sort_findings(&mut findings, &environments);
+    if let Some(cause) = cause {
+        return Err(Incomplete {
+            report: Report { environments, findings },
+            cause,
+        }
+        .into());
+    }
     Ok((Report { environments, findings }, graphs))
 }
+
+/// Findings, environment reports, graphs, and what is left to answer for, of a stack's check.
+type Checked = (Vec<Finding>, Vec<EnvReport>, Vec<Graph>, Vec<Need>);
 
 /// Run the state rules and object rules of every rendered environment.
 fn check_stack(
@@ -232,10 +288,11 @@ fn check_stack(
     policy: &Policy,
     now: time::OffsetDateTime,
     schemas: Option<&SchemaSet>,
-) -> Result<(Vec<Finding>, Vec<EnvReport>, Vec<Graph>)> {
+) -> Result<Checked> {
     let mut findings = Vec::new();
     let mut envs = Vec::new();
     let mut graphs = Vec::new();
+    let mut needs = Vec::new();
     let mut texts: HashMap<String, std::sync::Arc<str>> = HashMap::new();
     for r in renders {
         let EnvRender {
@@ -243,7 +300,37 @@ fn check_stack(
             docs,
             status,
             render_error,
+            failed,
+            render_blame,
         } = r;
+        // What was not judged and must be answered for by a finding (see `run`).
+        let env = state.name.clone();
+        if let Some(err) = &render_error {
+            let blamed: Vec<Option<String>> = match render_blame.is_empty() {
+                true => vec![None],
+                false => render_blame.into_iter().map(Some).collect(),
+            };
+            for release in blamed {
+                needs.push(Need {
+                    environment: env.clone(),
+                    release,
+                    message: err.clone(),
+                });
+            }
+        }
+        let mut refused: Vec<(String, String)> = state
+            .releases
+            .iter()
+            .filter_map(|r| r.refused.clone().map(|why| (r.id(), why)))
+            .collect();
+        refused.dedup();
+        for (release, message) in refused.into_iter().chain(failed) {
+            needs.push(Need {
+                environment: env.clone(),
+                release: Some(release),
+                message,
+            });
+        }
         let graph = build_graph(&state.name, docs, policy, Some((&stack.root, &mut texts)));
         let ctx = Ctx {
             environment: &state.name,
@@ -272,7 +359,7 @@ fn check_stack(
         });
         graphs.push(graph);
     }
-    Ok((findings, envs, graphs))
+    Ok((findings, envs, graphs, needs))
 }
 
 /// The schemas `schema-valid` needs, loaded once per run; `None` when the rule is turned off
@@ -284,8 +371,7 @@ fn load_schemas(args: &CheckArgs, policy: &Policy, overrides: &Overrides) -> Res
     }
     let start = match &args.manifests {
         Some(_) => std::env::current_dir().unwrap_or_default(),
-        None if args.file.is_dir() => args.file.clone(),
-        None => args.file.parent().map(Path::to_path_buf).unwrap_or_default(),
+        None => crate::stack::loader::stack_dir(&args.file),
     };
     let start = if start.as_os_str().is_empty() {
         PathBuf::from(".")

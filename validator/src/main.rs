@@ -44,9 +44,11 @@ enum Cmd {
 
 #[derive(clap::Args)]
 struct Check {
-    /// The helmfile state (default: helmfile.yaml in the current directory).
-    #[arg(long, short = 'f', default_value = "helmfile.yaml")]
-    file: PathBuf,
+    /// The helmfile state: a file, or a directory (its helmfile.yaml, helmfile.yaml.gotmpl or
+    /// helmfile.d/, or the directory's own states). Default: as helmfile finds it in the current
+    /// directory (helmfile.yaml, else helmfile.yaml.gotmpl, else helmfile.d/).
+    #[arg(long, short = 'f')]
+    file: Option<PathBuf>,
     /// Environment to check (repeatable). Default: every environment the state declares.
     #[arg(long = "environment", short = 'e')]
     environments: Vec<String>,
@@ -132,15 +134,21 @@ fn main() {
 }
 
 fn check(c: &Check) -> i32 {
+    // No --file: the state helmfile itself would load here (else `helmfile.yaml`, whose absence
+    // is then the error).
+    let file = c.file.clone().unwrap_or_else(|| {
+        nvcf_validate::stack::loader::default_file(std::path::Path::new(""))
+            .unwrap_or_else(|| PathBuf::from("helmfile.yaml"))
+    });
     // Relative source paths in findings are relative to the stack's directory (or, for
     // --manifests, to the working directory); SARIF turns them into repository URIs.
     let base = match c.manifests {
         Some(_) => PathBuf::from("."),
-        None => report::stack_dir(&c.file),
+        None => report::stack_dir(&file),
     };
-    let outcome = fixed_now().and_then(|now| {
+    let outcome = fixed_now().map_err(Failed::Plain).and_then(|now| {
         let args = CheckArgs {
-            file: c.file.clone(),
+            file: file.clone(),
             environments: c.environments.clone(),
             offline: c.offline,
             chart_mirror: c.chart_mirror.clone(),
@@ -161,15 +169,26 @@ fn check(c: &Check) -> i32 {
         } else {
             engine::check(&args).map(|r| (r, None))
         };
-        checked.map_err(|e| format!("could not validate {}: {e:#}", engine::describe(&args)))
+        checked.map_err(|e| {
+            let cause = format!("could not validate {}: {e:#}", engine::describe(&args));
+            match e.downcast::<engine::Incomplete>() {
+                Ok(i) => Failed::Partial(i.report, cause),
+                Err(_) => Failed::Plain(cause),
+            }
+        })
     });
-    // Every run writes a report, exit 2 included: an empty one that says why, so a workflow
-    // never uploads a stale report from an earlier run.
+    // Every run writes a report, exit 2 included: what was validated (the environments that
+    // loaded, with their findings, and those that failed, with their error), or an empty one that
+    // says why, so a workflow never uploads a stale report from an earlier run.
     let (report, graphs, ctx) = match outcome {
         Ok((r, g)) => (r, g, report::Context::new(&base, None)),
-        Err(cause) => {
+        Err(Failed::Plain(cause)) => {
             eprintln!("nvcf-validate: {cause}");
             (report::empty(), None, report::Context::new(&base, Some(cause)))
+        }
+        Err(Failed::Partial(r, cause)) => {
+            eprintln!("nvcf-validate: {cause}");
+            (r, None, report::Context::new(&base, Some(cause)))
         }
     };
     let color = c.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -206,6 +225,12 @@ fn check(c: &Check) -> i32 {
         );
     }
     ctx.exit_code(&report)
+}
+
+/// Why a check ended in exit 2: with the partial report of what it validated, or without one.
+enum Failed {
+    Plain(String),
+    Partial(nvcf_validate::model::Report, String),
 }
 
 /// A panic is never an answer: whatever thread panics, the process says so and exits 2 ("could not

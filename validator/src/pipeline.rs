@@ -44,100 +44,111 @@ pub fn load_and_render(
     let tools = tools::Lazy::new(&root, opts.chart_mirror.as_deref(), sealed)?;
     let get_tools = || tools.get();
 
-    // Load: the releases as the state's text declares them (read once for every environment),
-    // the environments, and (below, per environment) each state model.
-    let scanned = load::scan_releases(&entry);
+    // Load: the environments (helmfile's own list, from a load of `default`), and (below, per
+    // environment) each state model.
     let names_key = cache::key(&[&tree, &entry_rel, "environments"]);
-    let mut default_build: Option<loader::Built> = None;
-    let mut names_error: Option<anyhow::Error> = None;
-    // `--environment E` builds only E, as `helmfile -e E` does (never `default` first: with
-    // `bases:` or templated environments, `default` may not even load). An undeclared E is
-    // helmfile's error for that environment.
-    let names: Vec<String> = match cache.as_ref().and_then(|c| c.get::<Vec<String>>(&names_key)) {
-        // (An entry that declares its environments plainly is checked against them here.)
-        _ if !selected.is_empty() => match entry.is_file().then(|| load::plain_environment_names(&entry)).flatten() {
-            Some(declared) => declared,
-            None => selected.to_vec(),
-        },
-        Some(n) => n,
-        None => match loader::environment_names(&get_tools, &entry, &scanned, opts) {
-            Ok((n, built)) => {
-                default_build = built;
-                if let Some(c) = &cache {
-                    c.put(&names_key, &n)?;
-                }
-                n
-            }
-            // The state does not even load as `default`: that is `default`'s failure, reported
-            // as such (below) rather than a run that stops before any rule.
-            Err(e) => {
-                names_error = Some(e);
-                vec!["default".to_string()]
-            }
-        },
-    };
-    let default_build = std::sync::Mutex::new(default_build);
-    let names_error = std::sync::Mutex::new(names_error);
-    let envs = loader::select(&names, selected, &entry)?;
-
     let inputs = Inputs {
         entry: &entry,
         root: &root,
         lock: &lock,
         opts,
-        scanned: &scanned,
     };
-    let results: Vec<Result<EnvRender>> = std::thread::scope(|s| {
-        let handles: Vec<_> = envs
+    let known: Option<Vec<String>> = match cache.as_ref().and_then(|c| c.get::<Vec<String>>(&names_key)) {
+        // `--environment E` loads only E, as `helmfile -e E` does (never `default` first: with
+        // `bases:` or templated environments, `default` may not even load). An undeclared E is
+        // helmfile's error for that environment.
+        _ if !selected.is_empty() => Some(loader::select(selected, selected, &entry)?),
+        Some(n) => Some(n),
+        None => None,
+    };
+    // One environment, through the cache. `loaded` sees its load before it renders (`None`:
+    // nothing to tell; the cache is then read as well).
+    let one = |env: &str, loaded: Option<&mut dyn FnMut(&loader::Built)>| -> Result<EnvRender> {
+        let key = cache::key(&[&tree, &entry_rel, env, &mode]);
+        if let Some(hit) = cache
+            .as_ref()
+            .filter(|_| loaded.is_none())
+            .and_then(|c| c.get::<EnvRender>(&key))
+        {
+            return Ok(hit);
+        }
+        if progress {
+            eprintln!("nvcf-validate: rendering environment {env} …");
+        }
+        // A failing environment is reported as such; the others are still checked.
+        let mut nothing = |_: &loader::Built| {};
+        let loaded = get_tools().and_then(|t| load_then_render(&t, &inputs, env, loaded.unwrap_or(&mut nothing)));
+        let r = match loaded {
+            Ok(r) => r,
+            Err(e) if !selected.is_empty() => failed_env(&inputs, env, undeclared(&get_tools, &entry, env, e)),
+            Err(e) => failed_env(&inputs, env, e),
+        };
+        if let (Some(c), None) = (&cache, &r.render_error) {
+            c.put(&key, &r)?;
+        }
+        if progress {
+            eprintln!(
+                "nvcf-validate: environment {env}: {} objects from {} releases",
+                r.docs.len(),
+                r.status.iter().filter(|s| s.rendered).count()
+            );
+        }
+        Ok(r)
+    };
+    let results: Vec<Result<EnvRender>> = std::thread::scope(|s| -> Result<Vec<Result<EnvRender>>> {
+        let one = &one;
+        let entry = &entry;
+        if let Some(names) = known {
+            let handles: Vec<_> = names.into_iter().map(|env| s.spawn(move || one(&env, None))).collect();
+            return Ok(handles
+                .into_iter()
+                .map(|h| h.join().expect("render thread panicked"))
+                .collect());
+        }
+        // The environments are helmfile's: those a load of `default` prints. While it runs, the
+        // environments the entry's text appears to declare start loading too (a guess that only
+        // saves time: a guessed environment helmfile does not print is dropped, one it prints
+        // that was not guessed is loaded after).
+        // If the state does not even load as `default`, that is `default`'s failure, reported
+        // as such rather than a run that stops before any rule; which other environments it
+        // declares cannot be told then, so the run cannot pass.
+        let (tx, rx) = std::sync::mpsc::channel::<Vec<String>>();
+        let default = s.spawn(move || {
+            let mut names = |b: &loader::Built| {
+                let _ = tx.send(load::environment_names(&b.docs, entry));
+            };
+            one("default", Some(&mut names))
+        });
+        let guessed: Vec<String> = load::guessed_environments(entry)
+            .into_iter()
+            .filter(|n| n != "default")
+            .collect();
+        let mut handles: Vec<(String, _)> = guessed
             .iter()
             .map(|env| {
-                let key = cache::key(&[&tree, &entry_rel, env, &mode]);
-                let cache = cache.as_ref();
-                let get_tools = &get_tools;
-                let inputs = &inputs;
-                let (prebuilt, prefailed) = if env == "default" {
-                    (
-                        default_build.lock().expect("not poisoned").take(),
-                        names_error.lock().expect("not poisoned").take(),
-                    )
-                } else {
-                    (None, None)
-                };
-                s.spawn(move || -> Result<EnvRender> {
-                    if let Some(hit) = cache.and_then(|c| c.get::<EnvRender>(&key)) {
-                        return Ok(hit);
-                    }
-                    if progress {
-                        eprintln!("nvcf-validate: rendering environment {env} …");
-                    }
-                    // A failing environment is reported as such; the others are still checked.
-                    let loaded = match prefailed {
-                        Some(e) => Err(e),
-                        None => get_tools().and_then(|t| load_then_render(&t, inputs, env, prebuilt)),
-                    };
-                    let r = match loaded {
-                        Ok(r) => r,
-                        Err(e) => failed_env(inputs, env, e),
-                    };
-                    if let (Some(c), None) = (cache, &r.render_error) {
-                        c.put(&key, &r)?;
-                    }
-                    if progress {
-                        eprintln!(
-                            "nvcf-validate: environment {env}: {} objects from {} releases",
-                            r.docs.len(),
-                            r.status.iter().filter(|s| s.rendered).count()
-                        );
-                    }
-                    Ok(r)
-                })
+                let e = env.clone();
+                (env.clone(), s.spawn(move || one(&e, None)))
             })
             .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("render thread panicked"))
-            .collect()
-    });
+        let names = rx.recv().ok();
+        if let (Some(n), Some(c)) = (&names, &cache) {
+            c.put(&names_key, n)?;
+        }
+        let names = names.unwrap_or_else(|| vec!["default".to_string()]);
+        for env in names.iter().filter(|n| *n != "default" && !guessed.contains(n)) {
+            let e = env.clone();
+            handles.push((env.clone(), s.spawn(move || one(&e, None))));
+        }
+        let mut done: Vec<(String, Result<EnvRender>)> =
+            vec![("default".to_string(), default.join().expect("render thread panicked"))];
+        for (env, h) in handles {
+            done.push((env, h.join().expect("render thread panicked")));
+        }
+        Ok(names
+            .iter()
+            .filter_map(|n| done.iter().position(|(e, _)| e == n).map(|i| done.swap_remove(i).1))
+            .collect())
+    })?;
     let mut renders = Vec::new();
     for r in results {
         renders.push(r?);
@@ -146,34 +157,62 @@ pub fn load_and_render(
     Ok((stack, renders))
 }
 
-/// An environment that could not be loaded or rendered: its error, with the state helmfile
-/// refused when we can name it (a release declared twice becomes `release-one-owner`).
-fn failed_env(inputs: &Inputs, env: &str, e: anyhow::Error) -> EnvRender {
-    let msg = crate::stack::failure::explain(&e, inputs, env);
-    EnvRender {
-        state: crate::stack::failure::duplicate_state(&e, inputs, env).unwrap_or_else(|| crate::stack::EnvState {
-            name: env.to_string(),
-            ..Default::default()
-        }),
-        docs: Vec::new(),
-        status: Vec::new(),
-        render_error: Some(msg),
+/// helmfile loads no state for an environment no state declares (`no releases found …
+/// environment(E)`): name the environments helmfile does see (from a load of `default`).
+fn undeclared(
+    get_tools: &dyn Fn() -> Result<tools::Tools>,
+    entry: &Path,
+    env: &str,
+    e: anyhow::Error,
+) -> anyhow::Error {
+    let text = format!("{e:#}");
+    if env == "default" || !text.contains(&format!("selector() and environment({env})")) {
+        return e;
+    }
+    match loader::environment_names(get_tools, entry) {
+        Ok((names, _)) if !names.iter().any(|n| n == env) => e.context(format!(
+            "environment `{env}` is not declared in {} (declared: {}); pass one of them with -e",
+            entry.display(),
+            names.join(", ")
+        )),
+        _ => e,
     }
 }
 
-/// One environment: its state model (`helmfile build`, unless the caller already built it),
-/// then its render. `helmfile template` may start first, while the state loads: see
-/// `helmfile::start_template_early`.
+/// An environment that could not be loaded or rendered: its error, said so a user can act on it.
+fn failed_env(inputs: &Inputs, env: &str, e: anyhow::Error) -> EnvRender {
+    EnvRender {
+        state: crate::stack::EnvState {
+            name: env.to_string(),
+            ..Default::default()
+        },
+        docs: Vec::new(),
+        status: Vec::new(),
+        render_error: Some(crate::stack::failure::explain(&e, inputs, env)),
+        failed: Vec::new(),
+        render_blame: Vec::new(),
+    }
+}
+
+/// One environment: its state model (`helmfile list` and `helmfile build`, unless the caller
+/// already loaded it), then its render. `helmfile template` starts as soon as helmfile has
+/// listed the releases, while the state loads: see `helmfile::start_template_early`.
+/// `loaded` sees the environment's load before it is rendered (the `default` load gives the
+/// environments).
 fn load_then_render(
     tools: &tools::Tools,
     inputs: &Inputs,
     env: &str,
-    prebuilt: Option<loader::Built>,
+    loaded: &mut dyn FnMut(&loader::Built),
 ) -> Result<EnvRender> {
-    let early = match prebuilt {
-        None => Some(helmfile::start_template_early(tools, inputs, env)?),
-        Some(_) => None,
+    let mut early = None;
+    let built = {
+        let mut start = |listed: &[crate::stack::load::Listed]| {
+            early = helmfile::start_template_early(tools, inputs, env, listed).ok();
+        };
+        loader::load_env(tools, inputs.entry, env, &mut start)?
     };
-    let (_docs, state, _refused) = loader::load_state(tools, inputs, env, prebuilt)?;
+    loaded(&built);
+    let state = loader::load_state(tools, inputs, env, Some(built), &mut |_| {})?.1;
     helmfile::render_env(tools, inputs, env, state, early)
 }

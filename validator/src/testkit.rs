@@ -248,6 +248,7 @@ pub fn rel(file: &str, line: usize, namespace: &str, name: &str, chart_ref: Char
         set: Vec::new(),
         file: file.into(),
         line: Some(line),
+        refused: None,
     }
 }
 

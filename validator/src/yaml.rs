@@ -100,6 +100,67 @@ pub fn documents(text: &str) -> Result<Vec<Doc>> {
     Ok(docs)
 }
 
+/// One document of a YAML stream with where it lies in the text, empty documents included.
+#[derive(Debug, Clone)]
+pub struct SpannedDoc {
+    /// `Value::Null` for a document with no content (only comments, or nothing after `---`).
+    pub value: Value,
+    /// Byte range of the document: from the end of the previous document (or the start of the
+    /// text) to the end of this one, so its `---` line and the comments after it are inside.
+    pub span: std::ops::Range<usize>,
+    /// Byte range of what comes before the document's content: its `---` line and the comments
+    /// (or blank lines) between it and the first node. Nothing here can be part of a scalar.
+    pub head: std::ops::Range<usize>,
+}
+
+/// Every document of a YAML stream, as the parser delimits them (the same stream `documents`
+/// reads), with its byte span; empty documents are returned too. Lets a caller read the comments
+/// that lead a document (e.g. `helmfile build`'s `#  Source:` line) without splitting text itself.
+pub fn spanned_documents(text: &str) -> Result<Vec<SpannedDoc>> {
+    if text.len() > MAX_INPUT {
+        bail!(
+            "YAML input of {} bytes is larger than the {} MiB limit",
+            text.len(),
+            MAX_INPUT >> 20
+        );
+    }
+    let mut b = Builder {
+        parser: Parser::new(text.as_bytes()),
+        anchors: HashMap::new(),
+        nodes: 0,
+        alias_nodes: 0,
+        depth: 0,
+    };
+    let mut docs = Vec::new();
+    let mut prev_end = 0usize;
+    loop {
+        let ev = b.next()?;
+        match ev.kind {
+            Kind::StreamStart => {}
+            Kind::StreamEnd => break,
+            Kind::DocumentStart => {
+                b.anchors.clear();
+                let first = b.next()?;
+                let content = first.start.index.clamp(prev_end, text.len());
+                let value = b.node(first, None)?;
+                let end = b.next()?;
+                if !matches!(end.kind, Kind::DocumentEnd) {
+                    bail!("YAML document {}: unexpected {:?} at its end", docs.len(), end.kind);
+                }
+                let end = end.start.index.clamp(content, text.len());
+                docs.push(SpannedDoc {
+                    value,
+                    span: prev_end..end,
+                    head: prev_end..content,
+                });
+                prev_end = end;
+            }
+            other => bail!("unexpected YAML event {other:?}"),
+        }
+    }
+    Ok(docs)
+}
+
 /// The documents of rendered manifests (helm output, `--manifests`). Besides `documents`, refuses
 /// text whose document boundaries helm and YAML parsers see differently in the direction that
 /// would hide an object: helm splits its output at every `\n---` (its regex
@@ -420,6 +481,27 @@ mod tests {
         assert_eq!(docs[1].line, 8);
         assert_eq!(docs[1].value["b"]["c"], 2);
         assert_eq!(docs[1].index, 2);
+    }
+
+    #[test]
+    fn spanned_documents_keep_leading_comments_and_empty_documents() {
+        // Byte offsets, not characters: the `é` before counts two bytes.
+        let text =
+            "---\n#  Source: /a/é\n\nx: |-\n  a\n  ---\n  #  Source: no\n---\n# only\n---\n#  Source: /b\nz: 1\n";
+        let docs = spanned_documents(text).unwrap();
+        assert_eq!(docs.len(), 3);
+        assert_eq!(&text[docs[0].head.clone()], "---\n#  Source: /a/é\n\n");
+        assert_eq!(docs[0].value["x"], "a\n---\n#  Source: no");
+        assert!(text[docs[0].span.clone()].ends_with("#  Source: no\n"));
+        assert!(docs[1].value.is_null());
+        assert!(text[docs[1].span.clone()].contains("# only"));
+        assert_eq!(&text[docs[2].head.clone()], "---\n#  Source: /b\n");
+        assert_eq!(docs[2].value["z"], 1);
+        assert_eq!(docs[2].span.end, text.len());
+        // The same documents as `documents` reads (empty ones aside).
+        let plain = documents(text).unwrap();
+        let non_empty: Vec<_> = docs.iter().filter(|d| !d.value.is_null()).map(|d| &d.value).collect();
+        assert_eq!(plain.iter().map(|d| &d.value).collect::<Vec<_>>(), non_empty);
     }
 
     #[test]

@@ -264,3 +264,134 @@ fn private_keys_in_state_values_are_found_without_being_printed() {
     assert!(rules.contains(&"private-key-in-render".to_string()), "{rules:?}");
     assert!(!r.stdout.contains("Tk9UIEEgUkVBTCBLRVk"), "key printed");
 }
+
+/// A small stack in a temporary directory: `files` are (path, text), plus one local chart.
+fn temp_stack(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("charts/app/templates")).unwrap();
+    std::fs::write(
+        d.path().join("charts/app/Chart.yaml"),
+        "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        d.path().join("charts/app/templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}\ndata:\n  args: {{ .Values.args | default list | toJson | quote }}\n",
+    )
+    .unwrap();
+    for (path, text) in files {
+        let p = d.path().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    d
+}
+
+#[test]
+fn a_state_path_with_a_dashes_line_is_exit_2_never_a_dropped_state() {
+    // Issue 11 audit (s2b): a sub-state in a directory named "sub\n---\nx" breaks helmfile's
+    // `#  Source:` line across documents; splitting the text by hand dropped the sub-state (and
+    // its `--quic-insecure` release) and passed.
+    let d = temp_stack(&[
+        (
+            "helmfile.yaml",
+            "helmfiles:\n- path: \"sub\\n---\\nx/helmfile.yaml\"\nreleases:\n- name: good\n  namespace: ns1\n  chart: ./charts/app\n",
+        ),
+        (
+            "sub\n---\nx/helmfile.yaml",
+            "releases:\n- name: bad\n  namespace: ns2\n  chart: ../charts/app\n  values:\n  - args: [\"--quic-insecure\"]\n",
+        ),
+    ]);
+    let r = run(d.path(), &["check", "--offline", "--no-cache", "--format", "json"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("rename"), "{}", r.stderr);
+}
+
+#[test]
+fn a_failing_environment_keeps_the_report_of_the_others_in_every_format() {
+    // Issue 11 audit (g1): prod cannot load; default's findings must still be reported, next to
+    // prod's error, in every format (exit 2).
+    let d = temp_stack(&[(
+        "helmfile.yaml.gotmpl",
+        "environments:\n  default: {}\n  prod: {}\n---\nreleases:\n- name: app\n  namespace: apps\n  chart: ./charts/app\n  devel: true\n{{- if eq .Environment.Name \"prod\" }}\n  values:\n  - token: {{ requiredEnv \"NVCF_PROD_TOKEN\" }}\n{{- end }}\n",
+    )]);
+    let r = run(d.path(), &["check", "--offline", "--format", "json"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let envs = v["environments"].as_array().unwrap();
+    assert_eq!(envs.len(), 2, "{}", r.stdout);
+    let prod = envs.iter().find(|e| e["name"] == "prod").unwrap();
+    assert!(
+        prod["renderError"].as_str().unwrap().contains("NVCF_PROD_TOKEN"),
+        "{prod}"
+    );
+    assert!(envs.iter().find(|e| e["name"] == "default").unwrap()["renderError"].is_null());
+    assert!(
+        rules_of(&r.stdout).contains(&"chart-version-pinned".to_string()),
+        "{}",
+        r.stdout
+    );
+    assert!(!v["errors"].as_array().unwrap().is_empty());
+    for format in ["human", "junit", "markdown", "sarif", "github"] {
+        let r = run(d.path(), &["check", "--offline", "--format", format]);
+        assert_eq!(r.code, 2, "{format}: {}{}", r.stdout, r.stderr);
+        assert!(
+            r.stdout.contains("chart-version-pinned"),
+            "{format}: default's finding is missing:\n{}",
+            r.stdout
+        );
+        assert!(
+            r.stdout.contains("NVCF_PROD_TOKEN"),
+            "{format}: prod's error is missing:\n{}",
+            r.stdout
+        );
+    }
+}
+
+#[test]
+fn a_template_failure_is_explained_only_by_a_finding_about_that_release() {
+    // Issue 11 audit (j1 + an unrelated release): helm cannot render `umb` offline (its chart's
+    // dependency is not vendored). The other release's finding explains nothing: exit 2, with a
+    // message naming the state file, release, chart, mode and fix, and no argument dump.
+    let d = temp_stack(&[
+        (
+            "helmfile.yaml",
+            "releases:\n- name: umb\n  namespace: apps\n  chart: ./charts/umb\n- name: other\n  namespace: apps\n  chart: ./charts/app\n  devel: true\n",
+        ),
+        (
+            "charts/umb/Chart.yaml",
+            "apiVersion: v2\nname: umb\nversion: 0.1.0\ndependencies:\n- name: redis\n  version: 19.6.1\n  repository: oci://registry-1.docker.io/bitnamicharts\n",
+        ),
+        ("charts/umb/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: umb\n"),
+    ]);
+    let r = run(d.path(), &["check", "--offline", "--no-cache", "--format", "json"]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    for said in [
+        "helmfile.yaml: release apps/umb (chart charts/umb)",
+        "--offline",
+        "helm dependency build charts/umb",
+    ] {
+        assert!(r.stderr.contains(said), "`{said}` missing:\n{}", r.stderr);
+    }
+    for gone in [" bytes)", "ARGS:", "COMBINED OUTPUT"] {
+        assert!(!r.stderr.contains(gone), "`{gone}` left in:\n{}", r.stderr);
+    }
+    // The rest was rendered and judged.
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let rels = v["environments"][0]["releases"].as_array().unwrap();
+    let other = rels.iter().find(|x| x["name"] == "other").unwrap();
+    assert_eq!(
+        (other["rendered"].as_bool(), other["objects"].as_u64()),
+        (Some(true), Some(1)),
+        "{other}"
+    );
+    // A finding about umb itself does explain it (exit 1): here, devel on umb.
+    let state = std::fs::read_to_string(d.path().join("helmfile.yaml")).unwrap();
+    std::fs::write(
+        d.path().join("helmfile.yaml"),
+        state.replacen("chart: ./charts/umb\n", "chart: ./charts/umb\n  devel: true\n", 1),
+    )
+    .unwrap();
+    let r = run(d.path(), &["check", "--offline", "--no-cache", "--format", "json"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+}

@@ -117,3 +117,46 @@ fn effective_defaults_and_placement_match_helmfile() {
     }
     assert_eq!(compared, 48);
 }
+
+/// Differential: the states `loader::state_files_in` sees in a `helmfile.d`-style directory are
+/// the ones the real helmfile loads from it, in the same order.
+#[test]
+fn a_directory_of_states_is_what_helmfile_loads() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().canonicalize().unwrap();
+    let dir = root.join("helmfile.d");
+    std::fs::create_dir_all(&dir).unwrap();
+    for n in [
+        "z.yaml",
+        "b.yml",
+        "d.yaml.gotmpl",
+        "e.yml.gotmpl",
+        ".h.yaml",
+        "0.yml.gotmpl",
+        "c.gotmpl",
+        "f.json",
+        "g.YAML",
+        "i.yaml.tpl",
+    ] {
+        let name: String = n
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { 'x' })
+            .collect();
+        std::fs::write(dir.join(n), format!("releases:\n- name: r{name}\n  chart: ./c\n")).unwrap();
+    }
+    let out = Command::new(tool("helmfile"))
+        .current_dir(&root)
+        .args(["--file", "helmfile.d", "--helm-binary"])
+        .arg(tool("helm"))
+        .args(["build"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let loaded: Vec<std::path::PathBuf> = load::parse_build(&String::from_utf8_lossy(&out.stdout))
+        .unwrap()
+        .into_iter()
+        .map(|d| d.path)
+        .collect();
+    assert_eq!(loaded.len(), 6, "{loaded:?}");
+    assert_eq!(nvcf_validate::stack::loader::state_files_in(&dir), loaded);
+}

@@ -7,8 +7,10 @@
 //! - no side effects: the stack's files, a private HOME and a private TMPDIR are unchanged
 //!   afterwards;
 //! - each shape's `expect` file says what the report must show (`exit:`, `finding:`,
-//!   `no-finding:`, `rendered:`, `not-rendered:`, `absent:`, `stderr:`; `args:` and `env:` set
-//!   up the run). Every line is checked; all shapes run and all failures are listed together.
+//!   `no-finding:`, `rendered:`, `not-rendered:`, `absent:`, `render-error: ENV TEXT` (the JSON
+//!   report's environment carries that error), `stderr:`; `args:` and `env:` set up the run, and
+//!   `--file` in `args:` replaces the default `--file .`). Every line is checked; all shapes run
+//!   and all failures are listed together.
 //!
 //! Cost: one helmfile build + template per shape, about a second each.
 
@@ -113,7 +115,12 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
 
     let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
     c.current_dir(&stack)
-        .args(["check", "--offline", "--no-cache", "--format", "json", "--file", "."])
+        .args(["check", "--offline", "--no-cache", "--format", "json"])
+        .args(if expect.args.iter().any(|a| a == "--file" || a == "-f") {
+            &[][..]
+        } else {
+            &["--file", "."][..]
+        })
         .args(&expect.args)
         .env("PATH", path_with_tools())
         .env("HOME", &home)
@@ -224,6 +231,19 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
             "absent" => {
                 if release(&first).is_some() {
                     fail(format!("{first} should not be judged (deselected)"));
+                }
+            }
+            "render-error" => {
+                let env = report["environments"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|e| e["name"] == first.as_str());
+                let err = env.and_then(|e| e["renderError"].as_str()).unwrap_or("");
+                if err.is_empty() || !err.contains(rest.as_str()) {
+                    fail(format!(
+                        "environment {first} should carry renderError `{rest}`: {env:?}"
+                    ));
                 }
             }
             "stderr" => {

@@ -12,9 +12,10 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The helmfile state, or a directory holding one (default: helmfile.yaml here).
-    #[arg(long, short = 'f', default_value = "helmfile.yaml")]
-    pub file: PathBuf,
+    /// The helmfile state, or a directory holding one. Default: as helmfile finds it in the
+    /// current directory (helmfile.yaml, else helmfile.yaml.gotmpl, else helmfile.d/).
+    #[arg(long, short = 'f')]
+    pub file: Option<PathBuf>,
     /// Environment to draw (repeatable). Default: every environment the state declares.
     #[arg(long = "environment", short = 'e')]
     pub environments: Vec<String>,
@@ -38,8 +39,11 @@ pub struct Args {
 }
 
 pub fn run(a: &Args, now: Option<time::OffsetDateTime>) -> i32 {
+    let file = a.file.clone().unwrap_or_else(|| {
+        crate::stack::loader::default_file(std::path::Path::new("")).unwrap_or_else(|| PathBuf::from("helmfile.yaml"))
+    });
     let args = CheckArgs {
-        file: a.file.clone(),
+        file,
         environments: a.environments.clone(),
         offline: a.offline,
         chart_mirror: a.chart_mirror.clone(),

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 const SKIP_DIRS: &[&str] = &[".git", "target", ".tools", "node_modules", ".cache"];
 
 /// Bumped whenever the cached data layout or the render procedure changes.
-const FORMAT: &str = "nvcf-validate-render-cache-v1";
+const FORMAT: &str = "nvcf-validate-render-cache-v2";
 
 pub struct Cache {
     dir: PathBuf,

@@ -1,77 +1,54 @@
-//! `helmfile build` must list what the state declares. The releases of a plain (untemplated)
-//! state file, read from its text, must each appear in that file's build document, and every
-//! plain state file the states include must have a document: a build that leaves a release out
-//! would leave it unrendered and unjudged, so it is exit 2, never a smaller pass.
+//! `helmfile build` must print every release helmfile itself sees. `helmfile list` (run with the
+//! same environment and selectors) is helmfile's own listing of the releases of every state it
+//! loaded, sub-helmfiles and their `selectors:` included; the build's documents must hold exactly
+//! those releases. A build that leaves one out (a state document we could not read, a state
+//! printed twice) would leave it unrendered and unjudged, so any difference is exit 2, never a
+//! smaller pass.
 
-use crate::stack::load::{ScannedRelease, StateDoc};
+use crate::stack::load::{Listed, StateDoc};
 use anyhow::{bail, Result};
 use serde_json::Value;
-use std::path::Path;
+use std::collections::BTreeMap;
 
-/// Template actions can legitimately remove releases from a state's text.
-fn is_templated(text: &str) -> bool {
-    text.contains("{{")
+/// `namespace/name` as helmfile names a release (`name` alone without a namespace).
+fn id(namespace: &str, name: &str) -> String {
+    if namespace.is_empty() {
+        name.to_string()
+    } else {
+        format!("{namespace}/{name}")
+    }
 }
 
-/// Check `docs` (one environment's build) against the releases `scanned` from the state's text.
-/// `exclude`: release names deliberately left out of the build (OCI releases offline).
-pub fn check_build_complete(
-    docs: &[StateDoc],
-    scanned: &[ScannedRelease],
-    exclude: &[String],
-    environment: &str,
-    entry: &Path,
-) -> Result<()> {
-    let mut files: Vec<&Path> = scanned.iter().map(|s| s.file.as_path()).collect();
-    files.sort();
-    files.dedup();
-    let mut texts = Vec::new();
-    for file in &files {
-        let Ok(text) = std::fs::read_to_string(file) else {
-            bail!("state file {} cannot be read", file.display());
-        };
-        texts.push(text);
+/// Check `docs` (one environment's build) against `listed` (helmfile's list of the same
+/// selection).
+pub fn check_build_complete(docs: &[StateDoc], listed: &[Listed], environment: &str) -> Result<()> {
+    let mut count: BTreeMap<String, i64> = BTreeMap::new();
+    for l in listed {
+        *count.entry(id(&l.namespace, &l.name)).or_default() += 1;
     }
-    // `helmfiles:` entries may narrow a sub-state with `selectors:`; its releases are then not
-    // all expected (the entry state's always are).
-    let narrowed = texts.iter().any(|t| t.contains("selectors:"));
-    for (file, text) in files.into_iter().zip(texts) {
-        if is_templated(&text) || file.extension().is_some_and(|x| x == "gotmpl") {
-            continue;
+    let mut printed: BTreeMap<String, String> = BTreeMap::new();
+    for d in docs {
+        for r in d.doc.get("releases").and_then(Value::as_array).into_iter().flatten() {
+            let name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+            let ns = r.get("namespace").and_then(Value::as_str).unwrap_or_default();
+            let k = id(ns, name);
+            *count.entry(k.clone()).or_default() -= 1;
+            printed.entry(k).or_insert_with(|| d.path.display().to_string());
         }
-        let Some(doc) = docs.iter().find(|d| d.path == file) else {
+    }
+    for (release, n) in count {
+        if n > 0 {
             bail!(
-                "environment {environment}: `helmfile build` printed no state document for {}, which declares \
-                 releases; its releases would not be rendered or validated",
-                file.display()
+                "environment {environment}: `helmfile list` reports release {release}, which `helmfile build` did not \
+                 print (or printed fewer times); it would not be rendered or validated"
             );
-        };
-        let listed: Vec<&str> = doc
-            .doc
-            .get("releases")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(|r| r.get("name").and_then(Value::as_str)).collect())
-            .unwrap_or_default();
-        // helmfile leaves out releases whose `condition:` is false or that say `installed: false`:
-        // they are not installed, so not expected.
-        let expected = |s: &&ScannedRelease| s.condition.is_none() && s.installed != Some(false);
-        if narrowed && file != entry {
-            continue;
         }
-        for s in scanned
-            .iter()
-            .filter(|s| s.file == file && !exclude.contains(&s.name))
-            .filter(expected)
-        {
-            if !listed.contains(&s.name.as_str()) {
-                bail!(
-                    "environment {environment}: `helmfile build` did not list release {} declared at {}:{}; it would \
-                     not be rendered or validated",
-                    s.name,
-                    file.display(),
-                    s.line
-                );
-            }
+        if n < 0 {
+            bail!(
+                "environment {environment}: `helmfile build` printed release {release} (in {}) more times than \
+                 `helmfile list` reports it; its state cannot be attributed reliably",
+                printed.get(&release).map(String::as_str).unwrap_or("?")
+            );
         }
     }
     Ok(())
@@ -81,42 +58,55 @@ pub fn check_build_complete(
 mod tests {
     use super::*;
     use serde_json::json;
+    use std::path::PathBuf;
 
-    fn scanned(file: &Path, name: &str, condition: Option<&str>) -> ScannedRelease {
-        ScannedRelease {
-            oci: false,
-            devel: None,
+    fn listed(ns: &str, name: &str) -> Listed {
+        Listed {
             name: name.into(),
-            namespace: Some("nvcf".into()),
+            namespace: ns.into(),
+            enabled: true,
+            installed: true,
             chart: "./charts/app".into(),
-            version: None,
-            condition: condition.map(str::to_string),
-            installed: None,
-            needs: Vec::new(),
-            file: file.to_path_buf(),
-            line: 3,
+            version: String::new(),
+        }
+    }
+
+    fn doc(file: &str, rels: &[(&str, &str)]) -> StateDoc {
+        StateDoc {
+            path: PathBuf::from(file),
+            doc: json!({"releases": rels.iter().map(|(ns, n)| if ns.is_empty() {
+                json!({"name": n})
+            } else {
+                json!({"name": n, "namespace": ns})
+            }).collect::<Vec<_>>()}),
         }
     }
 
     #[test]
-    fn a_build_without_a_declared_release_or_state_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let entry = dir.path().join("helmfile.yaml");
-        std::fs::write(&entry, "releases:\n  - name: a\n  - name: b\n  - name: c\n").unwrap();
-        let rels = [
-            scanned(&entry, "a", None),
-            scanned(&entry, "b", None),
-            scanned(&entry, "c", Some("c.enabled")),
+    fn a_build_must_print_what_helmfile_lists() {
+        let l = [listed("a", "x"), listed("", "y"), listed("b", "x")];
+        let full = [
+            doc("/s/sub.yaml", &[("b", "x")]),
+            doc("/s/h.yaml", &[("a", "x"), ("", "y")]),
         ];
-        let doc = |names: &[&str]| StateDoc {
-            path: entry.clone(),
-            doc: json!({"releases": names.iter().map(|n| json!({"name": n})).collect::<Vec<_>>()}),
-        };
-        assert!(check_build_complete(&[doc(&["a", "b"])], &rels, &[], "e", &entry).is_ok());
-        let e = check_build_complete(&[doc(&["a"])], &rels, &[], "e", &entry).unwrap_err();
-        assert!(e.to_string().contains("did not list release b"), "{e}");
-        assert!(check_build_complete(&[doc(&["a"])], &rels, &["b".to_string()], "e", &entry).is_ok());
-        let e = check_build_complete(&[], &rels, &[], "e", &entry).unwrap_err();
-        assert!(e.to_string().contains("printed no state document"), "{e}");
+        assert!(check_build_complete(&full, &l, "e").is_ok());
+        // A state document lost (e.g. a path with a `---` line in it).
+        let e = check_build_complete(&full[1..], &l, "e").unwrap_err();
+        assert!(e.to_string().contains("reports release b/x"), "{e}");
+        // A release without a namespace is one of its own, not `default/y`.
+        let e = check_build_complete(
+            &[doc("/s/h.yaml", &[("a", "x"), ("default", "y"), ("b", "x")])],
+            &l,
+            "e",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("release default/y (in /s/h.yaml) more times"),
+            "{e}"
+        );
+        // The same release printed twice where helmfile lists it once.
+        let e = check_build_complete(&[full[0].clone(), full[0].clone(), full[1].clone()], &l, "e").unwrap_err();
+        assert!(e.to_string().contains("more times"), "{e}");
+        assert!(check_build_complete(&[], &[], "e").is_ok());
     }
 }

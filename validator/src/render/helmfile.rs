@@ -29,9 +29,18 @@ pub struct EnvRender {
     pub state: EnvState,
     pub docs: Vec<RenderedDoc>,
     pub status: Vec<ReleaseStatus>,
-    /// Set when the state loaded but rendering failed (helmfile refused the state): the
-    /// state-level rules still run, and the engine decides between exit 1 and 2.
+    /// Set when the environment could not be loaded or rendered as a whole: the state-level
+    /// rules still run on what loaded, and the run is exit 2.
     pub render_error: Option<String>,
+    /// Releases that could not be rendered while the rest of the environment was (`helm
+    /// template` failed on them): `namespace/name` and why. The run ends in a verdict only while
+    /// a finding about each stands (see `engine`).
+    #[serde(default)]
+    pub failed: Vec<(String, String)>,
+    /// The releases helmfile refused the whole environment for (`render_error`): the run ends
+    /// in a verdict only while a finding about each stands. Empty: nothing can explain it.
+    #[serde(default)]
+    pub render_blame: Vec<String>,
 }
 
 /// How each release will be handled in this run.
@@ -48,6 +57,12 @@ enum Plan {
 }
 
 fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: &Path) -> Result<Plan> {
+    if let Some(why) = &r.refused {
+        return Ok(Plan::Skip {
+            reason: format!("not rendered: {why}"),
+            mirror: None,
+        });
+    }
     if !r.installed {
         return Ok(Plan::Skip {
             reason: "not installed in this environment (installed: false or a false condition)".into(),
@@ -124,16 +139,14 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: 
     })
 }
 
-/// The releases whose charts the state's text declares as local directories: what `helmfile
-/// template` renders (it is never asked to render remote charts).
-fn predicted_local(scanned: &[load::ScannedRelease], root: &Path) -> Vec<Selection> {
-    let mut sel: Vec<Selection> = scanned
+/// The releases helmfile itself lists with a directory chart (`./`, `../`, `/`), installed and
+/// enabled: what `helmfile template` is started on early (it is never asked to render remote
+/// charts; a chart written `charts/x` is not guessed at, and the loaded state decides).
+fn predicted_local(listed: &[load::Listed]) -> Vec<Selection> {
+    let mut sel: Vec<Selection> = listed
         .iter()
-        .filter(|s| {
-            let dir = s.file.parent().unwrap_or(root);
-            !s.oci && matches!(load::classify_chart(&s.chart, dir, root, &[]), ChartRef::Local { .. })
-        })
-        .map(|s| (s.name.clone(), s.namespace.clone()))
+        .filter(|l| l.installed && l.enabled && l.local_chart())
+        .map(|l| (l.name.clone(), Some(l.namespace.clone()).filter(|n| !n.is_empty())))
         .collect();
     sel.sort();
     sel.dedup();
@@ -184,7 +197,13 @@ fn pull(tools: &Tools, r: &Release, dir: &Path) -> Result<PathBuf> {
     }
     cmd.arg("--destination").arg(&dest);
     run(&mut cmd, &format!("helm pull of {} {} for release {}", r.chart, r.version.as_deref().unwrap_or(""), r.id()))
-        .map_err(|e| e.context("fetching remote charts needs their registries: run with --offline (they are then reported as pinned but not rendered) or --chart-mirror DIR"))?;
+        .map_err(|e| {
+            if crate::stack::failure::network(&format!("{e:#}")) {
+                e.context("fetching remote charts needs their registries: run with --offline (they are then reported as pinned but not rendered) or --chart-mirror DIR")
+            } else {
+                e
+            }
+        })?;
     std::fs::read_dir(&dest)?
         .flatten()
         .map(|e| e.path())
@@ -202,20 +221,25 @@ fn mirror_tarball(dir: &Path, r: &Release) -> Option<PathBuf> {
     crate::tools::mirror::tarball(dir, &chart, r.version.as_deref().unwrap_or_default())
 }
 
-/// `helmfile template` of the releases the state's *text* declares with local charts, started
+/// `helmfile template` of the releases `helmfile list` shows with directory charts, started
 /// before the environment's state model is loaded (`helmfile build` takes about as long as the
-/// template run, and the two run side by side). `render_env` checks the guess against the loaded
-/// state and runs the template again when it rendered or skipped the wrong releases.
+/// template run, and the two run side by side). `render_env` checks the selection against the
+/// loaded state and runs the template again when it rendered or skipped the wrong releases.
 ///
 /// Measured gain: `check --offline --no-cache` of this repository's stack (4 environments,
 /// release build, 6 runs each on a loaded 2-core machine): median 4.9 s with the early start,
 /// 5.4 s without (about 10%; the spread between runs was larger than that).
-pub fn start_template_early(tools: &Tools, inputs: &Inputs, environment: &str) -> Result<Early> {
+pub fn start_template_early(
+    tools: &Tools,
+    inputs: &Inputs,
+    environment: &str,
+    listed: &[load::Listed],
+) -> Result<Early> {
     let work = tempfile::Builder::new()
         .prefix("nvcf-validate-")
         .tempdir()
         .context("creating a temporary directory")?;
-    let predicted = predicted_local(inputs.scanned, inputs.root);
+    let predicted = predicted_local(listed);
     let (tools, entry, env, out, select, skip) = (
         tools.clone(),
         inputs.entry.to_path_buf(),
@@ -329,10 +353,57 @@ pub fn render_env(
         _ => (out_dir, Ok(())),
     };
     let any_helmfile = !wanted.is_empty();
-    let mut render_error = template_res.err().map(|e| format!("{e:#}"));
+    // When `helm template` fails on releases helmfile names, render the rest without them (a
+    // few rounds at most): they are reported as failed, and the rest is judged.
+    let mut out_dir = out_dir;
+    let mut template_res = template_res;
+    let mut selection = wanted.clone();
+    let mut failed: Vec<(String, String)> = Vec::new();
+    let mut render_error = None;
+    let mut render_blame: Vec<String> = Vec::new();
+    for round in 0..=MAX_TEMPLATE_RETRIES {
+        let Err(e) = &template_res else { break };
+        let why = crate::stack::failure::explain_template(&format!("{e:#}"), inputs, environment);
+        let msg = why.message.clone();
+        // A release helmfile names without a namespace is one without a namespace, or (when
+        // helmfile just does not say, as for `helm dependency build`) every release of that name.
+        let named = |r: &&Release| {
+            why.blamed.iter().any(|(name, ns)| {
+                r.name == *name
+                    && match ns {
+                        Some(ns) => !r.namespace_unset && r.namespace == *ns,
+                        None => {
+                            r.namespace_unset || !state.releases.iter().any(|o| o.name == *name && o.namespace_unset)
+                        }
+                    }
+            })
+        };
+        if why.whole_state {
+            // helmfile refuses the state for these releases' sake, whatever is selected.
+            render_blame = state.releases.iter().filter(named).map(Release::id).collect();
+            render_error = Some(msg);
+            break;
+        }
+        let hit: Vec<&Release> = local
+            .iter()
+            .copied()
+            .filter(|r| selection.iter().any(|s| selects(s, r)))
+            .filter(named)
+            .collect();
+        if hit.is_empty() || round == MAX_TEMPLATE_RETRIES {
+            render_error = Some(msg);
+            break;
+        }
+        for r in &hit {
+            failed.push((r.id(), msg.clone()));
+        }
+        selection.retain(|s| !hit.iter().any(|r| selects(s, r)));
+        out_dir = work.path().join(format!("out-{round}"));
+        template_res = template(tools, entry, environment, &out_dir, &selection, skip_deps);
+    }
     let mut docs = Vec::new();
     let mut counts: HashMap<(String, String), usize> = HashMap::new();
-    if render_error.is_none() && any_helmfile {
+    if render_error.is_none() && any_helmfile && !selection.is_empty() {
         let sha_of_state: HashMap<String, String> = state
             .state_files
             .iter()
@@ -358,7 +429,16 @@ pub fn render_env(
                         *counts.entry((r.namespace.clone(), r.name.clone())).or_default() += n;
                     }
                 }
-                Err(e) => render_error = Some(format!("{e:#}")),
+                Err(e) => failed.push((
+                    r.id(),
+                    format!(
+                        "release {}: helm cannot render the mirror's chart {} {} ({}): {e:#}",
+                        r.id(),
+                        r.chart,
+                        r.version.as_deref().unwrap_or("(no version)"),
+                        tarball.display()
+                    ),
+                )),
             }
         }
     }
@@ -369,9 +449,14 @@ pub fn render_env(
         .zip(plans)
         .map(|(r, p)| {
             let n = counts.get(&(r.namespace.clone(), r.name.clone())).copied().unwrap_or(0);
+            let failed_here = failed.iter().find(|(id, _)| *id == r.id());
             let (rendered, reason, mirror) = match p {
                 Plan::Helmfile | Plan::Mirror { .. } if render_error.is_some() => {
                     (false, Some("render failed".to_string()), None)
+                }
+                Plan::Helmfile | Plan::Mirror { .. } if failed_here.is_some() => {
+                    let why = failed_here.map(|(_, m)| m.lines().next().unwrap_or("").to_string());
+                    (false, why.map(|w| format!("render failed: {w}")), None)
                 }
                 Plan::Helmfile => (true, None, None),
                 Plan::Mirror { check, .. } => (
@@ -402,8 +487,13 @@ pub fn render_env(
         docs,
         status,
         render_error,
+        render_blame,
+        failed,
     })
 }
+
+/// Times `helmfile template` is run again without the releases it failed on.
+const MAX_TEMPLATE_RETRIES: usize = 3;
 
 fn abs_sha8(p: &Path) -> String {
     let abs = load::absolute(p);
@@ -442,13 +532,8 @@ fn template(
         cmd.arg("--skip-deps");
     }
     let what = format!("helmfile template (environment {environment})");
-    run(&mut cmd, &what).map(|_| ()).map_err(|e| {
-        if skip_deps {
-            e
-        } else {
-            e.context("helmfile template adds the state's repositories and builds chart dependencies: without network access run with --offline or --chart-mirror DIR")
-        }
-    })
+    // (What went wrong and what to do is said by `stack::failure::explain_template`.)
+    run(&mut cmd, &what).map(|_| ())
 }
 
 /// Walk `<out>/<sha8>/<ns>__<name>/<chart>/templates/...` and collect documents.

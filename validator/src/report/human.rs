@@ -88,7 +88,7 @@ pub fn render(report: &Report, ctx: &super::Context, color: bool) -> String {
         if let Some(err) = info.and_then(|e| e.render_error.as_ref()) {
             let _ = writeln!(
                 out,
-                "  {} helmfile refused to render this environment; the findings below say why:",
+                "  {} helmfile could not load or render this environment:",
                 p.sev(Severity::Error)
             );
             for l in err.lines() {

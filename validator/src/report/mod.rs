@@ -64,11 +64,7 @@ pub fn empty() -> Report {
 
 /// The stack's directory for `--file F|DIR` (relative paths in findings are relative to it).
 pub fn stack_dir(file: &Path) -> PathBuf {
-    if file.is_dir() {
-        file.to_path_buf()
-    } else {
-        file.parent().map(Path::to_path_buf).unwrap_or_default()
-    }
+    crate::stack::loader::stack_dir(file)
 }
 
 pub fn render(report: &Report, ctx: &Context, format: Format, color: bool) -> String {

@@ -191,12 +191,12 @@ pub fn value(report: &Report, ctx: &Context) -> Value {
             "descriptor": {"id": "could-not-validate"},
         }));
     }
-    // A render failure (explained by state findings) means part of the stack was not checked.
+    // A render failure means part of the stack was not checked.
     for e in &report.environments {
         if let Some(err) = &e.render_error {
             notifications.push(json!({
                 "level": "error",
-                "message": {"text": format!("environment {}: helmfile could not render the stack; the state findings say why: {err}", e.name)},
+                "message": {"text": format!("environment {}: helmfile could not load or render it: {err}", e.name)},
             }));
         }
     }

@@ -1,138 +1,394 @@
-//! When an environment's state cannot be loaded: a message a user can act on (the state file,
-//! the release and its chart when helmfile names them, the mode, and the fix), and the state
-//! helmfile refused when it refused a release declared twice (which the `release-one-owner`
-//! rule then reports like any other second declaration).
+//! When helmfile or helm fails: what helmfile says, read from its own words, and a message a
+//! user can act on (the state file, the release and its chart when helmfile names them, the mode,
+//! and the fix).
+//!
+//! - `condense` turns helmfile's dump of a failed command (`PATH:`, `ARGS: 0: /path/helm (26
+//!   bytes) …`, `COMBINED OUTPUT:`) into one line (`helm template umb charts/umb --namespace apps
+//!   exited with status 1:`) and the command's own error, and a Go panic into its `panic:` line and
+//!   the function it happened in; `tools::tail` applies it before keeping the last lines.
+//! - `state_chain` resolves helmfile's `in A: in .helmfiles[0]: in B: …` to the state files, each
+//!   relative to the one before (as helmfile resolves `helmfiles:` paths).
+//! - `refusal` reads the releases helmfile refuses while loading a state (a release declared
+//!   twice in one state file; an OCI chart whose version is not semver); the loader leaves them out
+//!   and judges the rest.
+//! - `explain` (loading) and `explain_template` (rendering) say what failed and what to do.
 
-use super::load::{absolute, classify_chart, relative, release_line};
+use super::load::{absolute, normalize, relative};
 use super::loader::Inputs;
-use super::{ChartRef, EnvState, Release};
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// helmfile's "in FILE: duplicate release "NAME" found in namespace "NS"": (file, name, namespace).
-fn duplicate(text: &str) -> Option<(String, String, String)> {
-    let at = text.find("duplicate release \"")?;
-    let rest = &text[at + "duplicate release \"".len()..];
-    let name = rest.split('"').next()?.to_string();
-    let ns_at = rest.find("found in namespace \"")?;
-    let ns = rest[ns_at + "found in namespace \"".len()..]
-        .split('"')
-        .next()?
-        .to_string();
-    let before = &text[..at];
-    let file = before
-        .rfind("in ")
-        .map(|i| before[i + 3..].trim().trim_end_matches(':').trim().to_string())?;
-    Some((file, name, ns))
+/// What helmfile refused while loading a state, naming one release.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    pub name: String,
+    /// The release's namespace when helmfile names it (`duplicate release "x" found in namespace
+    /// "ns"`); `Some("")` for a release without one; `None` when helmfile does not say.
+    pub namespace: Option<String>,
+    /// The state file that declares it (absolute), from helmfile's error chain.
+    pub file: Option<PathBuf>,
+    pub kind: RefusalKind,
+    /// helmfile's own words (condensed).
+    pub message: String,
 }
 
-/// The state helmfile refused because a release is declared twice in one state file: both
-/// declarations, with their lines, so `release-one-owner` reports the second.
-pub fn duplicate_state(e: &anyhow::Error, inputs: &Inputs, env: &str) -> Option<EnvState> {
-    let text = format!("{e:#}");
-    let (file, name, ns) = duplicate(&text)?;
-    let path = absolute(Path::new(&file));
-    let path = if path.is_file() {
-        path
-    } else {
-        absolute(&inputs.root.join(&file))
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefusalKind {
+    /// Declared twice in one state file (`release-one-owner` reports it).
+    Duplicate,
+    /// An OCI chart with `latest`, no version or a non-semver version (`chart-version-pinned`).
+    OciVersion,
+}
+
+/// The files of helmfile's error chain on `line` (`in A: in .helmfiles[0]: in B: rest`) as
+/// written, and the rest of the line.
+pub fn chain_of(line: &str) -> Option<(Vec<String>, &str)> {
+    let mut rest = line.trim_start();
+    let mut files = Vec::new();
+    while let Some(r) = rest.strip_prefix("in ") {
+        let Some((seg, after)) = r.split_once(": ") else {
+            break;
+        };
+        if !seg.starts_with(".helmfiles[") {
+            files.push(seg.to_string());
+        }
+        rest = after;
+    }
+    (!files.is_empty()).then_some((files, rest))
+}
+
+/// The state files helmfile's error names, resolved as helmfile resolves them: the first against
+/// the working directory, each later one against the directory of the one before.
+pub fn state_chain(text: &str) -> Vec<PathBuf> {
+    let Some((files, _)) = text.lines().find_map(chain_of) else {
+        return Vec::new();
     };
-    let source = std::fs::read_to_string(&path).ok()?;
-    let rel = relative(&path, inputs.root);
-    let mut state = EnvState {
-        name: env.to_string(),
-        state_files: vec![rel.clone()],
-        ..Default::default()
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mut out: Vec<PathBuf> = Vec::new();
+    for f in files {
+        let base = out
+            .last()
+            .and_then(|p| p.parent())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| cwd.clone());
+        let p = Path::new(&f);
+        out.push(normalize(&if p.is_absolute() { p.to_path_buf() } else { base.join(p) }));
+    }
+    out
+}
+
+/// The last line of helmfile's error chain: what it says after naming the state files.
+fn chained_message(text: &str) -> Option<String> {
+    text.lines().find_map(chain_of).map(|(_, rest)| rest.trim().to_string())
+}
+
+/// helmfile's `duplicate release "NAME" found in namespace "NS": …` (or `… found: …` for a
+/// release without a namespace): name and namespace.
+fn duplicate(text: &str) -> Option<(String, String)> {
+    let at = text.find("duplicate release \"")?;
+    let rest = &text[at + "duplicate release \"".len()..];
+    let (name, after) = rest.split_once('"')?;
+    let ns = match after.strip_prefix(" found in namespace \"") {
+        Some(r) => r.split('"').next()?.to_string(),
+        None => String::new(),
     };
-    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-    for nth in 0..2 {
-        // The chart as the text declares it, when it can be read plainly; otherwise the
-        // declaration counts only as an owner (not installed: nothing else is judged on it).
-        let scanned = inputs
-            .scanned
-            .iter()
-            .filter(|s| s.file == path && s.name == name)
-            .nth(nth);
-        let chart = scanned.map(|s| s.chart.clone()).filter(|c| !c.contains("{{"));
-        state.releases.push(Release {
-            name: name.clone(),
-            namespace: if ns.is_empty() { "default".into() } else { ns.clone() },
-            namespace_unset: ns.is_empty(),
-            chart_ref: match &chart {
-                Some(c) => classify_chart(c, &dir, inputs.root, &[]),
-                None => ChartRef::Other { raw: String::new() },
-            },
-            installed: chart.is_some(),
-            chart: chart.unwrap_or_default(),
-            version: scanned.and_then(|s| s.version.clone()),
-            devel: false,
-            insecure_tls: None,
-            needs: Vec::new(),
-            declared_values: Vec::new(),
-            values: Value::Null,
-            set: Vec::new(),
-            file: rel.clone(),
-            line: release_line(&source, &name, nth),
+    Some((name.to_string(), ns))
+}
+
+/// The releases helmfile refused while loading a state, from its error (empty when the error is
+/// something else). Each error names one release.
+pub fn refusal(text: &str) -> Option<Refusal> {
+    let file = state_chain(text).pop();
+    let message = chained_message(text).unwrap_or_else(|| text.trim().to_string());
+    if let Some((name, ns)) = duplicate(text) {
+        return Some(Refusal {
+            name,
+            namespace: Some(ns),
+            file,
+            kind: RefusalKind::Duplicate,
+            message,
         });
     }
-    Some(state)
+    // `[release "NAME": the version for OCI charts should be semver compliant, …]`
+    let at = text.find("[release \"")?;
+    let rest = &text[at + "[release \"".len()..];
+    let (name, why) = rest.split_once("\": ")?;
+    why.starts_with("the version for OCI charts should be semver compliant")
+        .then(|| Refusal {
+            name: name.to_string(),
+            namespace: None,
+            file,
+            kind: RefusalKind::OciVersion,
+            message,
+        })
+}
+
+/// helmfile's dump of a failed command and Go panics, made readable (see the module docs). Text
+/// that is neither passes through unchanged, but for the sealed kubeconfig's permission warnings.
+pub fn condense(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let l = lines[i];
+        if l.trim_start().starts_with("WARNING: Kubernetes configuration file is") {
+            i += 1;
+            continue;
+        }
+        if l.starts_with("panic: ") {
+            i = panic_block(&lines, i, &mut out);
+            continue;
+        }
+        if let Some(at) = l
+            .find("command \"")
+            .filter(|_| l.trim_end().ends_with("exited with non-zero status:"))
+        {
+            i = command_block(&lines, i, &l[..at], &mut out);
+            continue;
+        }
+        out.push(l.to_string());
+        i += 1;
+    }
+    out.join("\n")
+}
+
+/// `panic: …` and the goroutine dump after it: the panic line and the function it happened in
+/// (the first frame of the dump).
+fn panic_block(lines: &[&str], start: usize, out: &mut Vec<String>) -> usize {
+    let mut i = start + 1;
+    let mut frame: Option<String> = None;
+    while let Some(l) = lines.get(i) {
+        let l = l.trim_end();
+        let call = !l.starts_with('\t') && l.ends_with(')');
+        let dump = l.is_empty()
+            || l.starts_with('\t')
+            || l.starts_with("goroutine ")
+            || l.starts_with("[signal ")
+            || l.starts_with("created by ")
+            || call;
+        if !dump {
+            break;
+        }
+        if frame.is_none() && call && !l.starts_with('[') {
+            frame = l.rfind('(').map(|p| l[..p].to_string()).filter(|f| !f.is_empty());
+        }
+        i += 1;
+    }
+    out.push(format!(
+        "helmfile crashed: {}{}",
+        crate::redact::cap(lines[start].trim(), 300),
+        frame
+            .map(|f| format!(" (in {})", crate::redact::cap(&f, 200)))
+            .unwrap_or_default()
+    ));
+    i
+}
+
+/// helmfile's `<prefix>command "X" exited with non-zero status:` block: one line with the command
+/// and its arguments, then what it printed on stderr (else its combined output).
+fn command_block(lines: &[&str], start: usize, prefix: &str, out: &mut Vec<String>) -> usize {
+    let mut sections: Vec<(String, Vec<String>)> = Vec::new();
+    let mut i = start + 1;
+    while i < lines.len() {
+        let l = lines[i];
+        let t = l.trim();
+        let header = ["PATH:", "ARGS:", "ERROR:", "EXIT STATUS", "STDERR:", "COMBINED OUTPUT:"]
+            .iter()
+            .find(|h| t == **h);
+        match header {
+            Some(h) => sections.push((h.to_string(), Vec::new())),
+            None if t.is_empty() => {}
+            None if l.starts_with(' ') && !sections.is_empty() => {
+                if let Some(s) = sections.last_mut() {
+                    s.1.push(t.to_string());
+                }
+            }
+            None => break,
+        }
+        i += 1;
+    }
+    let section = |name: &str| {
+        sections
+            .iter()
+            .find(|(h, _)| h == name)
+            .map(|(_, b)| b.clone())
+            .unwrap_or_default()
+    };
+    let args: Vec<String> = section("ARGS:").iter().map(|a| arg_value(a)).collect();
+    let status = section("EXIT STATUS")
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "non-zero".into());
+    out.push(format!("{prefix}{} exited with status {status}:", command_line(&args)));
+    let mut said = section("STDERR:");
+    if said.iter().all(|l| l.trim().is_empty()) {
+        said = section("COMBINED OUTPUT:");
+    }
+    for l in said
+        .iter()
+        .filter(|l| !l.starts_with("WARNING: Kubernetes configuration file is"))
+    {
+        out.push(format!("  {l}"));
+    }
+    i
+}
+
+/// `3: charts/c (8 bytes)` → `charts/c`.
+fn arg_value(line: &str) -> String {
+    let v = line.split_once(": ").map(|(_, v)| v).unwrap_or(line);
+    match v.rfind(" (") {
+        Some(p) if v.ends_with(" bytes)") => v[..p].to_string(),
+        _ => v.to_string(),
+    }
+}
+
+/// The command as one line: the program's name (not its path), its arguments with temporary paths
+/// left out, each capped, userinfo of URLs hidden.
+fn command_line(args: &[String]) -> String {
+    const SKIP_VALUE: &[&str] = &[
+        "--output-dir",
+        "--destination",
+        "--values",
+        "-f",
+        "--kubeconfig",
+        "--post-renderer",
+    ];
+    let mut words: Vec<String> = Vec::new();
+    let mut it = args.iter();
+    if let Some(prog) = it.next() {
+        words.push(prog.rsplit('/').next().unwrap_or(prog).to_string());
+    }
+    let mut skip_next = false;
+    for a in it {
+        if skip_next {
+            skip_next = false;
+            continue;
+        }
+        if SKIP_VALUE.contains(&a.as_str()) {
+            skip_next = true;
+            continue;
+        }
+        if words.len() >= 12 {
+            words.push("…".into());
+            break;
+        }
+        words.push(crate::redact::cap(&crate::redact::redact_userinfo(a), 120));
+    }
+    words.join(" ")
 }
 
 fn mode(inputs: &Inputs) -> String {
     match (&inputs.opts.chart_mirror, inputs.opts.offline) {
-        (Some(d), _) => format!("--chart-mirror {}", d.display()),
+        (Some(d), true) => format!("--offline --chart-mirror {}", d.display()),
+        (Some(d), false) => format!("--chart-mirror {}", d.display()),
         (None, true) => "--offline".into(),
         (None, false) => "online".into(),
     }
 }
 
-/// The state file helmfile names in its error (`in ./x.yaml: …`), else the entry.
+/// The state file helmfile names in its error (the last of its chain), else the entry; relative
+/// to the stack's directory.
 fn state_file(text: &str, inputs: &Inputs) -> String {
-    let named = text.lines().find_map(|l| {
-        let l = l.trim();
-        let rest = l.strip_prefix("in ")?;
-        let (file, _) = rest.split_once(": ")?;
-        Some(PathBuf::from(file))
+    let p = state_chain(text).pop().unwrap_or_else(|| inputs.entry.to_path_buf());
+    relative(&absolute(&p), inputs.root)
+}
+
+/// The release a failed helm command was about: `helm template NAME CHART … --namespace NS` (or
+/// `helm pull CHART --version V`) in a condensed dump, with `[release "NAME":` when helmfile says.
+struct Named {
+    release: Option<(String, Option<String>)>,
+    chart: Option<String>,
+    version: Option<String>,
+}
+
+fn named(text: &str) -> Named {
+    let mut n = Named {
+        release: None,
+        chart: None,
+        version: None,
+    };
+    if let Some(at) = text.find("[release \"") {
+        let rest = &text[at + "[release \"".len()..];
+        if let Some(name) = rest.split('"').next() {
+            n.release = Some((name.to_string(), None));
+        }
+    }
+    let cmd = text.lines().find_map(|l| {
+        let at = l.find("helm ")?;
+        let line = l[at..].strip_suffix(':').unwrap_or(&l[at..]);
+        let line = line.split(" exited with status ").next()?;
+        Some(line.split_whitespace().map(str::to_string).collect::<Vec<_>>())
     });
-    let p = named
-        .map(|p| if p.is_absolute() { p } else { absolute(&p) })
-        .unwrap_or_else(|| inputs.entry.to_path_buf());
-    relative(&p, inputs.root)
+    if let Some(words) = cmd {
+        let flag = |f: &str| {
+            words
+                .iter()
+                .position(|w| w == f)
+                .and_then(|p| words.get(p + 1))
+                .cloned()
+        };
+        let ns = flag("--namespace");
+        n.version = flag("--version");
+        match words.get(1).map(String::as_str) {
+            Some("template") | Some("upgrade") | Some("install") | Some("diff") => {
+                if let (Some(name), Some(chart)) = (words.get(2), words.get(3)) {
+                    n.release = Some((name.clone(), ns));
+                    n.chart = Some(chart.clone());
+                }
+            }
+            Some("pull") | Some("fetch") | Some("show") => n.chart = words.get(2).cloned(),
+            Some("dependency") => n.chart = words.get(3).cloned(),
+            _ => {}
+        }
+        if let (Some((_, ns @ None)), Some(v)) = (n.release.as_mut(), flag("--namespace")) {
+            *ns = Some(v);
+        }
+    }
+    // helmfile's own progress line for the chart: `Building dependency release=NAME, chart=CHART`
+    // (or `Templating release=…`).
+    if let (None, Some(chart)) = (&n.release, &n.chart) {
+        n.release = text.lines().find_map(|l| {
+            let rest = &l[l.find("release=")? + "release=".len()..];
+            let (name, c) = rest.split_once(", chart=")?;
+            (c.trim() == chart).then(|| (name.to_string(), None))
+        });
+    }
+    n
 }
 
-/// A chart reference helmfile or helm names in the error (`oci://…`, a registry URL).
-fn chart_in(text: &str) -> Option<String> {
-    text.split(|c: char| c.is_whitespace() || c == '"' || c == '\'')
-        .find(|w| w.starts_with("oci://") || w.starts_with("https://") || w.starts_with("http://"))
-        .map(|w| w.trim_end_matches([':', ',', ']']).to_string())
-}
-
-/// The release of the scanned state whose chart the error names.
-fn release_for(chart: &str, inputs: &Inputs) -> Option<String> {
-    inputs.scanned.iter().find_map(|s| {
-        let leaf = s.chart.rsplit('/').next().unwrap_or(&s.chart);
-        (!leaf.is_empty() && chart.contains(leaf)).then(|| {
-            format!(
-                "release {}/{} (chart {}{})",
-                s.namespace.as_deref().unwrap_or("default"),
-                s.name,
-                s.chart,
-                s.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default()
-            )
-        })
+fn describe(n: &Named) -> Option<String> {
+    let (name, ns) = n.release.as_ref()?;
+    let id = match ns {
+        Some(ns) => format!("{ns}/{name}"),
+        None => name.clone(),
+    };
+    Some(match &n.chart {
+        Some(c) => format!(
+            "release {id} (chart {c}{})",
+            n.version.as_deref().map(|v| format!(" {v}")).unwrap_or_default()
+        ),
+        None => format!("release {id}"),
     })
 }
 
-/// Say what failed and what to do, keeping helmfile's last lines below for reference.
+/// Say what failed while loading a state and what to do, keeping helmfile's last lines below for
+/// reference.
 pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
     let text = format!("{e:#}");
     let file = state_file(&text, inputs);
     let mode = mode(inputs);
+    let sealed = inputs.opts.offline || inputs.opts.chart_mirror.is_some();
+    let n = named(&text);
+    if text.starts_with("environment `") && text.lines().next().is_some_and(|l| l.contains("` is not declared in ")) {
+        // Already said (see `pipeline::undeclared`), helmfile's words below it.
+        return text;
+    }
     let head = if let Some(var) = required_env(&text) {
         format!(
             "{file}: the state requires the environment variable {var} (`requiredEnv`), which is not set; \
              set {var} (any placeholder value will do for a check) and run again"
         )
+    } else if let Some(m) = unknown_field(&text) {
+        format!("{file}: {m}")
     } else if text.contains("nvcf-validate --offline: `git") {
         format!(
             "{file}: the state loads a remote helmfile (`git::…` in `helmfiles:`), which cannot be fetched --offline \
@@ -143,27 +399,211 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
             "{file}: a hook or template of the state runs a command that --offline refuses (offline runs are sealed: \
              no network, no cluster); guard it with an environment, or run online"
         )
-    } else if duplicate(&text).is_some() {
-        format!("{file}: helmfile refuses a release declared twice in one state (see release-one-owner)")
-    } else if network(&text) {
-        let chart = chart_in(&text);
-        let what = chart
-            .as_deref()
-            .and_then(|c| release_for(c, inputs))
-            .or_else(|| chart.map(|c| format!("chart {c}")))
-            .unwrap_or_else(|| "a chart or repository".into());
-        let fix = if inputs.opts.offline || inputs.opts.chart_mirror.is_some() {
-            "put the chart in a mirror (--chart-mirror DIR with <chart>-<version>.tgz) or run online"
+    } else if let Some((name, ns)) = duplicate(&text) {
+        let id = if ns.is_empty() { name } else { format!("{ns}/{name}") };
+        format!(
+            "{file}: helmfile refuses release {id}, declared twice in this state file; keep one declaration (see \
+             release-one-owner)"
+        )
+    } else if let Some(p) = text.lines().find(|l| l.contains("helmfile crashed: panic:")) {
+        let remote = p.contains("pkg/remote") || p.contains("HttpFileExists") || p.contains("goGetter");
+        let what = p.trim();
+        if remote {
+            format!(
+                "{file}: {what}, while fetching a remote file (an https:// or git:: chart, values file or state); \
+                 this run ({mode}) gives helmfile no network{}; vendor that file into the repository{}",
+                if sealed { " (offline runs are sealed)" } else { "" },
+                if sealed { ", or run online" } else { "" }
+            )
         } else {
-            "run with --offline (remote charts are then reported as pinned but not rendered) or --chart-mirror DIR"
-        };
-        format!("{file}: loading {what} needs the network, which this run ({mode}) does not give helmfile; {fix}")
+            format!("{file}: {what} while loading environment {env} ({mode}); run the same helmfile command to see it")
+        }
+    } else if network(&text) {
+        if let Some(cmd) = exec_command(&text) {
+            format!(
+                "{file}: a template of the state runs `{cmd}` (`exec`), which needs the network, and this run ({mode}) \
+                 gives it none{}; compute the value without the network (a values file, an environment variable) \
+                 or guard the `exec` behind an environment{}",
+                if sealed { " (offline runs are sealed)" } else { "" },
+                if sealed { ", or run online" } else { "" }
+            )
+        } else {
+            let what = describe(&n)
+                .or_else(|| n.chart.as_ref().map(|c| format!("chart {c}")))
+                .unwrap_or_else(|| "a chart or repository".into());
+            if sealed {
+                format!(
+                    "{file}: loading {what} needs the network, which this run ({mode}) does not give helmfile; put the \
+                     chart in a mirror (--chart-mirror DIR with <chart>-<version>.tgz) or run online"
+                )
+            } else {
+                format!(
+                    "{file}: loading {what} failed on the network; check access to the registry, or run with --offline \
+                     (remote charts are then reported as pinned but not rendered) or --chart-mirror DIR"
+                )
+            }
+        }
     } else if text.contains("no releases found that matches specified selector") && text.contains("environment(") {
-        format!("{file}: environment {env} is not declared by any state here, or declares no releases; check -e {env}")
+        format!(
+            "{file}: environment {env} is not declared by any state here, or its states declare no releases; check \
+             -e {env}"
+        )
+    } else if let Some(what) = describe(&n) {
+        format!("{file}: helmfile could not load {what} for environment {env} ({mode})")
     } else {
-        format!("{file}: helmfile could not load or render environment {env} ({mode})")
+        format!("{file}: helmfile could not load environment {env} ({mode})")
     };
     format!("{head}\n{text}")
+}
+
+/// Why `helmfile template` failed, for a user.
+#[derive(Debug, Clone)]
+pub struct TemplateFailure {
+    /// What failed and what to do, helmfile's condensed words below.
+    pub message: String,
+    /// The releases it names: name, and namespace when helmfile gives one (`None` for a release
+    /// without a namespace).
+    pub blamed: Vec<(String, Option<String>)>,
+    /// helmfile refused the whole state because of the blamed releases (an undefined `needs:`
+    /// entry): no selection renders the others.
+    pub whole_state: bool,
+}
+
+/// Say why `helmfile template` failed and what to do, and which releases it failed on.
+pub fn explain_template(text: &str, inputs: &Inputs, env: &str) -> TemplateFailure {
+    let mode = mode(inputs);
+    let sealed = inputs.opts.offline || inputs.opts.chart_mirror.is_some();
+    let file = state_file(text, inputs);
+    // helmfile's own refusal: `release(s) "ns/a", "ns/b" depend(s) on an undefined release "…"`.
+    if let Some(at) = text.find("release(s) ") {
+        let rest = &text[at + "release(s) ".len()..];
+        if let Some((list, _)) = rest.split_once(" depend(s) on an undefined release") {
+            let blamed: Vec<(String, Option<String>)> = list
+                .split(", ")
+                .map(|q| q.trim_matches('"'))
+                .filter(|q| !q.is_empty())
+                .map(|id| match id.rsplit_once('/') {
+                    Some((ns, name)) => (name.to_string(), Some(ns.rsplit('/').next().unwrap_or(ns).to_string())),
+                    None => (id.to_string(), None),
+                })
+                .collect();
+            let head = format!(
+                "{file}: helmfile refuses to render {}: a `needs:` entry names no release of this environment (see \
+                 needs-resolvable)",
+                list
+            );
+            return TemplateFailure {
+                message: format!("{head}\n{text}"),
+                blamed,
+                whole_state: true,
+            };
+        }
+    }
+    let n = named(text);
+    let what = describe(&n).unwrap_or_else(|| "a release".into());
+    let error = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("Error: "))
+        .map(|l| crate::redact::cap(l, 300));
+    let head = if let Some(dep) = text
+        .split("found in Chart.yaml, but missing in charts/ directory: ")
+        .nth(1)
+        .map(|r| r.lines().next().unwrap_or("").trim().to_string())
+    {
+        let chart = n.chart.clone().unwrap_or_else(|| "the chart".into());
+        if sealed {
+            format!(
+                "{file}: {what}: the chart depends on {dep} (Chart.yaml `dependencies:`), which is not vendored in \
+                 {chart}/charts/, and this run ({mode}) fetches nothing; run `helm dependency build {chart}` and \
+                 commit {chart}/charts/ and Chart.lock, or run online"
+            )
+        } else {
+            format!(
+                "{file}: {what}: the chart depends on {dep}, which is missing in {chart}/charts/; run `helm dependency \
+                 build {chart}` (or commit {chart}/charts/)"
+            )
+        }
+    } else if network(text) {
+        if sealed {
+            format!(
+                "{file}: rendering {what} needs the network (chart dependencies or repositories), which this run \
+                 ({mode}) does not give; vendor the chart's dependencies (`helm dependency build`, commit charts/) \
+                 or run online"
+            )
+        } else {
+            format!(
+                "{file}: rendering {what} failed on the network (helmfile adds the state's repositories and builds \
+                 chart dependencies); check access, or run with --offline or --chart-mirror DIR"
+            )
+        }
+    } else if let Some(err) = error.as_deref().filter(|e| e.starts_with("Error: template: ")) {
+        format!(
+            "{file}: {what}: a template of the chart fails to render ({mode}): {}; fix the template or the values \
+             it reads",
+            err.trim_start_matches("Error: ")
+        )
+    } else if let Some(err) = error {
+        format!(
+            "{file}: {what}: helm cannot render the chart ({mode}): {}; fix the chart (Chart.yaml, templates) or \
+             its values",
+            err.trim_start_matches("Error: ")
+        )
+    } else {
+        format!("{file}: helmfile could not render {what} in environment {env} ({mode})")
+    };
+    TemplateFailure {
+        message: format!("{head}\n{text}"),
+        blamed: n.release.into_iter().collect(),
+        whole_state: false,
+    }
+}
+
+/// helmfile 0.166 reading a state key it does not know: `line N: field F not found in type
+/// state.T`. Says which block and what helmfile accepts instead.
+fn unknown_field(text: &str) -> Option<String> {
+    let at = text.find("field ")?;
+    let rest = &text[at + "field ".len()..];
+    let (field, after) = rest.split_once(" not found in type ")?;
+    let ty = after.split_whitespace().next()?.trim_end_matches([':', ',']);
+    let line = text[..at]
+        .rsplit("line ")
+        .next()
+        .and_then(|l| l.split(':').next())
+        .filter(|l| l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty());
+    let doc = text
+        .find("reading document at index ")
+        .and_then(|i| text[i + "reading document at index ".len()..].split(':').next())
+        .map(str::to_string);
+    let place = match (doc, line) {
+        (Some(d), Some(l)) => format!(" (document {d}, line {l})"),
+        (None, Some(l)) => format!(" (line {l})"),
+        _ => String::new(),
+    };
+    let (block, instead) = match (ty, field) {
+        ("state.RepositorySpec", "insecure_skip_tls_verify") => (
+            "a repository",
+            "helmfile 0.166 names it `skipTLSVerify` (which turns TLS verification off: prefer `caFile:` with the \
+             repository's CA)",
+        ),
+        ("state.HelmSpec", "namespace") => (
+            "`helmDefaults`",
+            "helmfile 0.166 has no default namespace there: set `namespace:` on each release (or on a `templates:` \
+             entry they inherit)",
+        ),
+        ("state.RepositorySpec", _) => (
+            "a repository",
+            "see helmfile's repository fields (name, url, oci, caFile, …)",
+        ),
+        ("state.HelmSpec", _) => ("`helmDefaults`", "see helmfile's `helmDefaults` fields"),
+        ("state.ReleaseSpec", _) => ("a release", "see helmfile's release fields"),
+        ("state.HelmState", _) => ("the state's top level", "see helmfile's top-level keys"),
+        _ => ("the state", "see helmfile's documentation for the block"),
+    };
+    Some(format!(
+        "helmfile 0.166 does not accept `{}` in {block}{place} ({ty}) and refuses the whole state; remove it: {instead}",
+        crate::redact::cap(field, 80)
+    ))
 }
 
 fn required_env(text: &str) -> Option<String> {
@@ -172,7 +612,18 @@ fn required_env(text: &str) -> Option<String> {
     rest.split('`').next().map(str::to_string)
 }
 
-fn network(text: &str) -> bool {
+/// A template `exec` of a network client that failed (`curl …`, `wget …`).
+fn exec_command(text: &str) -> Option<String> {
+    text.lines().find_map(|l| {
+        let t = l.trim();
+        let at = ["curl ", "wget "].iter().find_map(|c| t.find(c))?;
+        let cmd = t[at..].split(" exited with status ").next()?;
+        (t.contains(" exited with status ")).then(|| crate::redact::cap(cmd, 160))
+    })
+}
+
+/// The text says a connection failed (DNS, proxy, refused, timeout), whoever printed it.
+pub fn network(text: &str) -> bool {
     [
         "no such host",
         "proxyconnect",
@@ -181,7 +632,13 @@ fn network(text: &str) -> bool {
         "i/o timeout",
         "failed to do request",
         "Could not resolve host",
+        "Could not resolve proxy",
         "could not read Username",
+        "Couldn't connect to server",
+        "Failed to connect to",
+        "Proxy CONNECT aborted",
+        "Connection timed out",
+        "Network is unreachable",
     ]
     .iter()
     .any(|n| text.contains(n))
@@ -193,21 +650,104 @@ mod tests {
 
     #[test]
     fn reads_helmfile_duplicate_and_required_env() {
-        let t = "helmfile build failed:\n  in helmfile.d/20-b.yaml.gotmpl: duplicate release \"b\" found in namespace \"nb\": there were 2 releases";
+        let t = "helmfile build failed:\n  in /s/helmfile.yaml: in .helmfiles[0]: in sub/helmfile.yaml: in .helmfiles[0]: in deeper/helmfile.yaml: duplicate release \"b\" found in namespace \"nb\": there were 2 releases";
+        let r = refusal(t).unwrap();
+        assert_eq!((r.name.as_str(), r.namespace.as_deref()), ("b", Some("nb")));
+        assert_eq!(r.kind, RefusalKind::Duplicate);
+        // Each path of the chain is relative to the state before it.
+        assert_eq!(r.file.as_deref(), Some(Path::new("/s/sub/deeper/helmfile.yaml")));
+        let t = "in /s/helmfile.yaml: duplicate release \"a\" found: there were 2 releases named \"a\" matching";
+        let r = refusal(t).unwrap();
+        assert_eq!((r.name.as_str(), r.namespace.as_deref()), ("a", Some("")));
+        assert_eq!(refusal("no duplicate here"), None);
+        let t = "in /s/helmfile.yaml: [release \"redis\": the version for OCI charts should be semver compliant, the latest tag is not supported anymore for helm >= 3.8.0]";
+        let r = refusal(t).unwrap();
+        assert_eq!((r.name.as_str(), r.kind), ("redis", RefusalKind::OciVersion));
+        assert_eq!(r.file.as_deref(), Some(Path::new("/s/helmfile.yaml")));
+        // A pull that failed on the network is not a refusal of the release.
         assert_eq!(
-            duplicate(t),
-            Some(("helmfile.d/20-b.yaml.gotmpl".into(), "b".into(), "nb".into()))
+            refusal("in /s/h.yaml: [release \"cm\": command \"helm\" exited with non-zero status:"),
+            None
         );
-        assert_eq!(duplicate("no duplicate here"), None);
         let r = "error calling requiredEnv: required env var `NVCF_TOKEN` is not set";
         assert_eq!(required_env(r).as_deref(), Some("NVCF_TOKEN"));
         assert!(network(
             "proxyconnect tcp: dial tcp 127.0.0.1:9: connect: connection refused"
         ));
+        assert!(network(
+            "curl: (7) Failed to connect to 127.0.0.1 port 9 after 0 ms: Couldn't connect to server"
+        ));
+        assert!(network("curl: (56) Proxy CONNECT aborted"));
         assert!(!network("template: parse error"));
+    }
+
+    const DUMP: &str = "Templating release=umb, chart=charts/umb\nin ./helmfile.yaml: command \"/work/.tools/bin/helm\" exited with non-zero status:\n\nPATH:\n  /work/.tools/bin/helm\n\nARGS:\n  0: /work/.tools/bin/helm (26 bytes)\n  1: template (8 bytes)\n  2: umb (3 bytes)\n  3: charts/umb (10 bytes)\n  4: --namespace (11 bytes)\n  5: apps (4 bytes)\n  6: --output-dir (12 bytes)\n  7: /tmp/out/helmfile-d4c69a5a-umb (30 bytes)\n  8: https://user:secret@charts.example.com/x (34 bytes)\n\nERROR:\n  exit status 1\n\nEXIT STATUS\n  1\n\nSTDERR:\n  WARNING: Kubernetes configuration file is group-readable. This is insecure. Location: /tmp/k\n  Error: An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: redis\n\nCOMBINED OUTPUT:\n  Error: An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: redis";
+
+    #[test]
+    fn condenses_helmfiles_argument_dump() {
+        let c = condense(DUMP);
+        assert!(
+            c.contains("in ./helmfile.yaml: helm template umb charts/umb --namespace apps https://***@charts.example.com/x exited with status 1:"),
+            "{c}"
+        );
+        assert_eq!(c.matches("found in Chart.yaml").count(), 1, "{c}");
+        for gone in [
+            "(26 bytes)",
+            "0: ",
+            "PATH:",
+            "ARGS:",
+            "COMBINED OUTPUT",
+            "/tmp/out",
+            "secret",
+            "WARNING: Kube",
+        ] {
+            assert!(!c.contains(gone), "`{gone}` left in:\n{c}");
+        }
+        let n = named(&c);
+        assert_eq!(n.release, Some(("umb".into(), Some("apps".into()))));
+        assert_eq!(n.chart.as_deref(), Some("charts/umb"));
+        // Text that is no dump passes through.
+        assert_eq!(condense("a\n  b: 1\n"), "a\n  b: 1");
+    }
+
+    #[test]
+    fn condenses_a_go_panic_to_its_line_and_function() {
+        let p = "panic: runtime error: invalid memory address or nil pointer dereference\n[signal SIGSEGV: segmentation violation code=0x1 addr=0x10 pc=0x27af4ef]\n\ngoroutine 24 [running]:\ngithub.com/helmfile/helmfile/pkg/remote.HttpFileExists({0xc000a22750, 0x2c})\n\t/home/runner/work/helmfile/helmfile/pkg/remote/remote.go:508 +0x4f\ngithub.com/helmfile/helmfile/pkg/remote.(*HttpGetter).Get(0xc00093e1e8, {0x0?, 0x0?})\n\t/home/runner/work/helmfile/helmfile/pkg/remote/remote.go:413 +0xf4\ncreated by github.com/helmfile/helmfile/pkg/state.(*HelmState).scatterGather in goroutine 11\n\t/home/runner/work/helmfile/helmfile/pkg/state/state_run.go:32 +0x71\n";
+        let c = condense(p);
         assert_eq!(
-            chart_in("Head \"https://ghcr.io/v2/x/charts/app/manifests/1.2.3\": proxy").as_deref(),
-            Some("https://ghcr.io/v2/x/charts/app/manifests/1.2.3")
+            c,
+            "helmfile crashed: panic: runtime error: invalid memory address or nil pointer dereference (in github.com/helmfile/helmfile/pkg/remote.HttpFileExists)"
+        );
+    }
+
+    #[test]
+    fn names_the_field_helmfile_refuses_and_what_it_accepts() {
+        let t = "in ./helmfile.yaml: failed to read helmfile.yaml: reading document at index 1: yaml: unmarshal errors:\n  line 4: field insecure_skip_tls_verify not found in type state.RepositorySpec";
+        let m = unknown_field(t).unwrap();
+        assert!(
+            m.contains("`insecure_skip_tls_verify` in a repository (document 1, line 4)"),
+            "{m}"
+        );
+        assert!(m.contains("skipTLSVerify"), "{m}");
+        let t = "  line 2: field namespace not found in type state.HelmSpec";
+        let m = unknown_field(t).unwrap();
+        assert!(
+            m.contains("`namespace` in `helmDefaults` (line 2)") && m.contains("on each release"),
+            "{m}"
+        );
+        assert_eq!(unknown_field("field of view"), None);
+    }
+
+    #[test]
+    fn chain_paths_resolve_against_the_state_before() {
+        assert_eq!(
+            chain_of("in a.yaml: in .helmfiles[2]: in b/c.yaml: boom"),
+            Some((vec!["a.yaml".to_string(), "b/c.yaml".to_string()], "boom"))
+        );
+        assert_eq!(chain_of("nothing"), None);
+        assert_eq!(
+            state_chain("x\n  in /r/helmfile.d/10-a.yaml: in .helmfiles[0]: in ../sub/h.yaml: e"),
+            vec![PathBuf::from("/r/helmfile.d/10-a.yaml"), PathBuf::from("/r/sub/h.yaml")]
         );
     }
 }

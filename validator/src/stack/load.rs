@@ -1,13 +1,17 @@
 //! Building the state model from the real `helmfile build` output.
 //!
 //! `helmfile build` prints every state file it loaded (`helmfiles:` included) as one YAML
-//! document preceded by a `#  Source: /abs/path` comment. We read releases, repositories and
-//! environments from there (helmfile has already resolved environments and templating), and find
-//! the line of each release declaration in the source file so findings point at it.
+//! document led by a `#  Source: /abs/path` comment. We read releases, repositories and
+//! environments from there (helmfile has already resolved environments and templating), and
+//! `helmfile list` says which releases helmfile sees, so a build that leaves one out is caught
+//! (`render::complete`). The state files' text is read only to find the line of each release
+//! declaration (locations in findings) and the order environments are declared in.
 
+use super::failure::Refusal;
 use super::{ChartRef, EnvState, Release, Repository};
 use crate::tools::{run, Tools};
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -20,11 +24,45 @@ pub struct StateDoc {
     pub doc: Value,
 }
 
-/// Run `helmfile build` for an environment and split its output into state documents.
-pub fn build(tools: &Tools, entry: &Path, environment: &str, exclude: &[String]) -> Result<Vec<StateDoc>> {
+/// A release as `helmfile list --output json` prints it: helmfile's own view of the releases
+/// of an environment across every state it loaded (sub-helmfile `selectors:` applied).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Listed {
+    pub name: String,
+    /// Empty for a release without a namespace.
+    #[serde(default)]
+    pub namespace: String,
+    /// False when the release's `condition:` is false.
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default = "yes")]
+    pub installed: bool,
+    #[serde(default)]
+    pub chart: String,
+    #[serde(default)]
+    pub version: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Listed {
+    /// The chart is a directory for certain: a path (`./`, `../`, `/`), never `repo/chart`.
+    pub fn local_chart(&self) -> bool {
+        self.chart.starts_with("./") || self.chart.starts_with("../") || self.chart.starts_with('/')
+    }
+}
+
+/// Run `helmfile build` for an environment, leaving out the releases helmfile refused (see
+/// `exclusion`), and read its state documents.
+pub fn build(tools: &Tools, entry: &Path, environment: &str, exclude: &[Refusal]) -> Result<Vec<StateDoc>> {
     let mut cmd = tools.helmfile(entry, environment);
-    if let Some(sel) = exclude_selector(exclude) {
-        cmd.arg("--selector").arg(sel).arg("--allow-no-matching-release");
+    for sel in exclusion(exclude) {
+        cmd.arg("--selector").arg(sel);
+    }
+    if !exclude.is_empty() {
+        cmd.arg("--allow-no-matching-release");
     }
     cmd.arg("build").arg("--embed-values");
     let out = run(
@@ -33,38 +71,109 @@ pub fn build(tools: &Tools, entry: &Path, environment: &str, exclude: &[String])
     )?;
     parse_build(&String::from_utf8_lossy(&out.stdout)).with_context(|| {
         format!(
-            "reading `helmfile build` output for {} (environment {environment})",
+            "reading `helmfile build` output for {} (environment {environment}); a state path with a line break or \
+             a `---` line in its name (directory or file) would make it unreadable: rename it",
             entry.display()
         )
     })
 }
 
-/// A helmfile selector leaving out releases by name (`name!=a,name!=b`: conditions within one
-/// selector are ANDed).
-pub fn exclude_selector(names: &[String]) -> Option<String> {
-    if names.is_empty() {
-        return None;
+/// `helmfile list --skip-charts --output json` for an environment, with the same releases left
+/// out as `build` (it prepares no chart, so it pulls nothing and refuses no OCI version).
+pub fn list(tools: &Tools, entry: &Path, environment: &str, exclude: &[Refusal]) -> Result<Vec<Listed>> {
+    let mut cmd = tools.helmfile(entry, environment);
+    for sel in exclusion(exclude) {
+        cmd.arg("--selector").arg(sel);
     }
-    let mut v: Vec<String> = names.iter().map(|n| format!("name!={n}")).collect();
-    v.sort();
-    v.dedup();
-    Some(v.join(","))
+    if !exclude.is_empty() {
+        cmd.arg("--allow-no-matching-release");
+    }
+    cmd.arg("list").arg("--skip-charts").arg("--output").arg("json");
+    let out = run(
+        &mut cmd,
+        &format!("helmfile list of {} (environment {environment})", entry.display()),
+    )?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.trim().is_empty() {
+        // `--allow-no-matching-release` with nothing left prints nothing.
+        return Ok(Vec::new());
+    }
+    serde_json::from_str(text.trim()).with_context(|| {
+        format!(
+            "reading `helmfile list --output json` for {} (environment {environment})",
+            entry.display()
+        )
+    })
 }
 
+/// helmfile selectors that leave out exactly the refused releases. Selectors are ORed and the
+/// conditions within one are ANDed, and a release has one name, so "not one of these" is: one
+/// selector for every other name, plus, per refused name whose namespaces are known, one for its
+/// releases in the other namespaces. A release refused without a namespace (helmfile's selectors
+/// cannot say "no namespace") leaves out every release of its name; the loader says so.
+pub fn exclusion(refused: &[Refusal]) -> Vec<String> {
+    if refused.is_empty() {
+        return Vec::new();
+    }
+    let mut names: Vec<&str> = refused.iter().map(|r| r.name.as_str()).collect();
+    names.sort();
+    names.dedup();
+    let mut out = vec![names.iter().map(|n| format!("name!={n}")).collect::<Vec<_>>().join(",")];
+    for n in names {
+        let of: Vec<&Refusal> = refused.iter().filter(|r| r.name == n).collect();
+        if of.iter().any(|r| r.namespace.as_deref().is_none_or(str::is_empty)) {
+            continue;
+        }
+        let mut ns: Vec<&str> = of.iter().filter_map(|r| r.namespace.as_deref()).collect();
+        ns.sort();
+        ns.dedup();
+        let mut sel = format!("name={n}");
+        for s in ns {
+            sel.push_str(&format!(",namespace!={s}"));
+        }
+        out.push(sel);
+    }
+    out
+}
+
+/// Read `helmfile build` output: one YAML document per state file, each led by its
+/// `#  Source: /abs/path` comment. Documents are the YAML parser's own (`yaml::spanned_documents`),
+/// never a split of the text; a document without exactly one `Source` line before its content, or
+/// with no content, is refused (a state helmfile printed but we could not attribute would go
+/// unjudged).
 pub fn parse_build(text: &str) -> Result<Vec<StateDoc>> {
     let mut docs = Vec::new();
-    for chunk in text.split("\n---\n").flat_map(|c| c.strip_prefix("---\n").or(Some(c))) {
-        let source = chunk.lines().find_map(|l| {
-            l.trim_start_matches('#')
-                .trim()
-                .strip_prefix("Source:")
-                .map(|s| s.trim().to_string())
-        });
-        let Some(source) = source else { continue };
-        let doc = crate::yaml::value(chunk).with_context(|| format!("state document of {source}"))?;
+    let starts = crate::yaml::line_starts(text);
+    for (i, d) in crate::yaml::spanned_documents(text)?.into_iter().enumerate() {
+        let head = &text[d.head.clone()];
+        let sources: Vec<&str> = crate::yaml::lines(head)
+            .into_iter()
+            .filter_map(|l| l.strip_prefix('#')?.trim_start().strip_prefix("Source:"))
+            .map(str::trim)
+            .collect();
+        let line = starts.partition_point(|&s| s <= d.span.start);
+        let source = match (sources.as_slice(), d.value.is_null()) {
+            ([one], false) if Path::new(one).is_absolute() => one.to_string(),
+            ([one], true) => bail!(
+                "document {i} (line {line}) names state file {} but has no content; helmfile prints every state it \
+                 loaded in full, so the state's path (a `---` line in a file or directory name?) or helmfile's output \
+                 cannot be read reliably; rename the path",
+                crate::redact::cap(one, crate::redact::MAX_VALUE)
+            ),
+            ([], _) => bail!(
+                "document {i} (line {line}) has no `#  Source:` line naming its state file, so its releases cannot be \
+                 attributed; a state path with a `---` line in its name (directory or file) splits helmfile's output: \
+                 rename it"
+            ),
+            (many, _) => bail!(
+                "document {i} (line {line}) has {} `#  Source:` lines where helmfile prints one; a state path with a \
+                 line break in its name cannot be read reliably: rename it",
+                many.len()
+            ),
+        };
         docs.push(StateDoc {
             path: PathBuf::from(source),
-            doc,
+            doc: d.value,
         });
     }
     Ok(docs)
@@ -127,23 +236,35 @@ pub fn environment_names(docs: &[StateDoc], entry: &Path) -> Vec<String> {
     names
 }
 
-/// The environments of an entry state that declares them plainly: an `environments:` block with
-/// literal names, no `bases:` and no templating in the names. `None` when helmfile must be asked.
-pub fn plain_environment_names(entry: &Path) -> Option<Vec<String>> {
-    let text = std::fs::read_to_string(entry).ok()?;
-    if text.lines().any(|l| l.starts_with("bases:")) {
-        return None;
-    }
-    let names = declared_keys(&text, "environments");
-    let plain = |n: &String| {
-        !n.is_empty()
-            && n.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+/// The environments the entry's text appears to declare (its `environments:` keys; for a
+/// directory of states, every state's). A guess, used for nothing but starting their loads
+/// while helmfile's own list is computed (`pipeline`): the environments checked are always those
+/// helmfile prints.
+pub fn guessed_environments(entry: &Path) -> Vec<String> {
+    let files = if entry.is_dir() {
+        super::loader::state_files_in(entry)
+    } else {
+        vec![entry.to_path_buf()]
     };
-    (!names.is_empty() && names.iter().all(plain)).then_some(names)
+    let mut out: Vec<String> = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        for n in declared_keys(&text, "environments") {
+            let plain = !n.is_empty()
+                && n.len() <= 63
+                && n.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.');
+            if plain && !out.contains(&n) && out.len() < 32 {
+                out.push(n);
+            }
+        }
+    }
+    out
 }
 
-/// Keys of a top-level block map `key:` at its first indentation level.
+/// Keys of a top-level block map `key:` at its first indentation level, as the text spells them.
+/// Only ever used to order the environment names helmfile printed (never to add or drop one)
+/// and to guess which environments to start loading early (`guessed_environments`).
 fn declared_keys(text: &str, key: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut inside = false;
@@ -209,24 +330,21 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 url,
                 oci,
                 file: rel.clone(),
-                skip_tls_verify: truthy(r.get("skipTLSVerify")) || truthy(r.get("insecure_skip_tls_verify")),
+                // (helmfile 0.166 refuses the state with `insecure_skip_tls_verify`: see
+                // `failure::unknown_field`.)
+                skip_tls_verify: truthy(r.get("skipTLSVerify")),
             });
         }
         let defaults = d.doc.get("helmDefaults");
         for r in d.doc.get("releases").and_then(Value::as_array).into_iter().flatten() {
             let name = str_of(r, "name");
+            // helmfile 0.166 has no `helmDefaults.namespace` (it refuses the state): a release is
+            // placed by its own `namespace:` alone.
             let declared_ns = r
                 .get("namespace")
                 .and_then(Value::as_str)
                 .filter(|n| !n.is_empty())
-                .map(str::to_string)
-                .or_else(|| {
-                    defaults
-                        .and_then(|h| h.get("namespace"))
-                        .and_then(Value::as_str)
-                        .filter(|n| !n.is_empty())
-                        .map(str::to_string)
-                });
+                .map(str::to_string);
             let namespace_unset = declared_ns.is_none();
             let namespace = declared_ns.unwrap_or_else(|| "default".to_string());
             let chart = str_of(r, "chart");
@@ -285,6 +403,7 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 set,
                 file: rel.clone(),
                 line,
+                refused: None,
             });
         }
         state.repositories.extend(repos);
@@ -327,62 +446,84 @@ pub fn insecure_tls(release: &Value, defaults: Option<&Value>) -> Option<String>
         .map(|a| format!("helmDefaults.args: {a}"))
 }
 
-/// Add releases that were left out of helmfile's view (see `scan_releases`: OCI charts we keep
-/// helmfile away from, releases a false `condition:` hides) to a state, in declaration order.
-pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[StateDoc], root: &Path) {
+/// Add the releases helmfile refused while loading (and the loader left out of the build) to a
+/// state, so the rules judge them: a release declared twice in one state file (both declarations,
+/// for `release-one-owner`; their chart is not known, so nothing else is judged on them), or an
+/// OCI release whose version helmfile refuses, described by helmfile's own `list` (name,
+/// namespace, chart, version). Each carries helmfile's refusal in `refused`.
+pub fn add_refused(
+    state: &mut EnvState,
+    refused: &[(Refusal, Vec<Listed>)],
+    docs: &[StateDoc],
+    root: &Path,
+    entry: &Path,
+) {
+    use super::failure::RefusalKind;
     let root_abs = absolute(root);
-    for s in scanned {
-        let rel = relative(&s.file, &root_abs);
-        // Only state files helmfile loaded for this environment, and only what plain YAML
-        // reading can know (no template expressions).
-        if !state.state_files.contains(&rel)
-            || s.name.contains("{{")
-            || s.namespace.as_deref().is_some_and(|n| n.contains("{{"))
-        {
-            continue;
+    for (r, listed) in refused {
+        let file = r.file.clone().unwrap_or_else(|| absolute(entry));
+        let rel = relative(&file, &root_abs);
+        if !state.state_files.contains(&rel) {
+            state.state_files.push(rel.clone());
         }
-        let doc = docs.iter().find(|d| d.path == s.file);
-        let values = doc.and_then(|d| d.doc.get("renderedvalues")).unwrap_or(&Value::Null);
-        let declared = s.namespace.clone().or_else(|| {
-            doc.and_then(|d| d.doc.get("helmDefaults"))
-                .and_then(|h| h.get("namespace"))
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        });
-        let unset = declared.is_none();
-        let namespace = declared.unwrap_or_else(|| "default".into());
-        if state
-            .releases
-            .iter()
-            .any(|r| r.name == s.name && r.namespace == namespace && r.file == rel)
-        {
-            continue;
+        // Locations only: the line of each `- name:` declaration of the release.
+        let source = std::fs::read_to_string(&file).unwrap_or_default();
+        let doc = docs.iter().find(|d| d.path == file);
+        let defaults = doc.and_then(|d| d.doc.get("helmDefaults"));
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut reason = format!("helmfile refuses it: {}", crate::redact::cap(&r.message, 300));
+        if r.namespace.as_deref().is_none_or(str::is_empty) {
+            reason.push_str(&format!(
+                " (helmfile's selectors cannot single out a release without a namespace, so every release named {} \
+                 was left out of this environment until it is fixed)",
+                r.name
+            ));
         }
-        let repos: Vec<Repository> = state.repositories.iter().filter(|r| r.file == rel).cloned().collect();
-        let dir = s.file.parent().map(Path::to_path_buf).unwrap_or_default();
-        let installed = s.installed.unwrap_or(true)
-            && s.condition
-                .as_deref()
-                .is_none_or(|c| condition_holds(values, c) != Some(false));
-        state.releases.push(Release {
-            name: s.name.clone(),
-            namespace,
-            chart: s.chart.clone(),
-            chart_ref: classify_chart(&s.chart, &dir, &root_abs, &repos),
-            version: s.version.clone(),
-            devel: s
-                .devel
-                .unwrap_or_else(|| truthy(doc.and_then(|d| d.doc.get("helmDefaults")).and_then(|h| h.get("devel")))),
+        let blank = |namespace: &str, nth: usize| Release {
+            name: r.name.clone(),
+            namespace: if namespace.is_empty() {
+                "default".into()
+            } else {
+                namespace.to_string()
+            },
+            namespace_unset: namespace.is_empty(),
+            chart: String::new(),
+            chart_ref: ChartRef::Other { raw: String::new() },
+            version: None,
+            devel: false,
             insecure_tls: None,
-            namespace_unset: unset,
-            installed,
-            needs: s.needs.clone(),
+            installed: false,
+            needs: Vec::new(),
             declared_values: Vec::new(),
             values: Value::Null,
             set: Vec::new(),
-            file: rel,
-            line: Some(s.line),
-        });
+            file: rel.clone(),
+            line: release_line(&source, &r.name, nth),
+            refused: Some(reason.clone()),
+        };
+        match r.kind {
+            RefusalKind::Duplicate => {
+                let ns = r.namespace.clone().unwrap_or_default();
+                for nth in 0..2 {
+                    state.releases.push(blank(&ns, nth));
+                }
+            }
+            RefusalKind::OciVersion => {
+                let repos: Vec<Repository> = state.repositories.iter().filter(|x| x.file == rel).cloned().collect();
+                for (nth, l) in listed.iter().enumerate() {
+                    let mut rel_ = blank(&l.namespace, nth);
+                    rel_.chart_ref = classify_chart(&l.chart, &dir, &root_abs, &repos);
+                    rel_.chart = l.chart.clone();
+                    rel_.version = Some(l.version.clone()).filter(|v| !v.is_empty());
+                    // What `list` does not print (the release's own `devel:`) is taken from
+                    // `helmDefaults` alone.
+                    rel_.devel = effective_devel(&Value::Null, defaults);
+                    rel_.insecure_tls = insecure_tls(&Value::Null, defaults);
+                    rel_.installed = l.installed && l.enabled;
+                    state.releases.push(rel_);
+                }
+            }
+        }
     }
     let order: HashMap<String, usize> = state
         .state_files
@@ -577,24 +718,80 @@ mod tests {
     }
 
     #[test]
-    fn plain_environment_names_or_ask_helmfile() {
+    fn environment_names_are_what_helmfile_printed() {
         let d = tempfile::tempdir().unwrap();
-        let f = d.path().join("helmfile.yaml");
+        let root = d.path().canonicalize().unwrap();
+        let entry = root.join("helmfile.yaml");
+        // `prod` is hidden from a reading of the text (a column-0 template action inside
+        // `environments:`); helmfile printed it, so it is checked.
         std::fs::write(
-            &f,
-            "# c\nenvironments:\n  default:\n    values: [a.yaml]\n  split-cluster: {}\n---\nreleases: []\n",
+            &entry,
+            "environments:\n  default: {}\n{{ if true }}\n  prod: {}\n{{ end }}\n",
         )
         .unwrap();
-        assert_eq!(
-            plain_environment_names(&f),
-            Some(vec!["default".to_string(), "split-cluster".to_string()])
+        let out = format!(
+            "---\n#  Source: {}\n\nenvironments:\n  default: {{}}\n  prod: {{}}\n",
+            entry.display()
         );
-        std::fs::write(&f, "bases: [envs.yaml]\nreleases: []\n").unwrap();
-        assert_eq!(plain_environment_names(&f), None);
-        std::fs::write(&f, "environments:\n  {{ .Values.x }}: {}\n").unwrap();
-        assert_eq!(plain_environment_names(&f), None);
-        std::fs::write(&f, "releases: []\n").unwrap();
-        assert_eq!(plain_environment_names(&f), None);
+        let docs = parse_build(&out).unwrap();
+        assert_eq!(environment_names(&docs, &entry), vec!["default", "prod"]);
+        // The text's order is used only when it names exactly what helmfile printed.
+        std::fs::write(&entry, "environments:\n  zeta: {}\n  default: {}\n").unwrap();
+        let out = format!(
+            "---\n#  Source: {}\n\nenvironments:\n  default: {{}}\n  zeta: {{}}\n",
+            entry.display()
+        );
+        let docs = parse_build(&out).unwrap();
+        assert_eq!(environment_names(&docs, &entry), vec!["zeta", "default"]);
+    }
+
+    #[test]
+    fn build_output_is_read_by_the_yaml_parser_not_split_by_hand() {
+        // A state path with a `---` line in it (`sub\n---\nx/helmfile.yaml`): helmfile's Source
+        // comment breaks across documents; that is refused, never a dropped state.
+        let out = "---\n#  Source: /s/sub\n---\nx/helmfile.yaml\n\nreleases:\n- name: bad\n---\n#  Source: /s/helmfile.yaml\n\nreleases: []\n";
+        assert!(parse_build(out).is_err());
+        let out = "---\n#  Source: /s/sub\n---\n#  Source: /s/helmfile.yaml\n\nreleases: []\n";
+        let e = parse_build(out).unwrap_err().to_string();
+        assert!(e.contains("no content"), "{e}");
+        let out = "---\nreleases: []\n";
+        let e = parse_build(out).unwrap_err().to_string();
+        assert!(e.contains("no `#  Source:` line"), "{e}");
+        let out = "---\n#  Source: /a\n#  Source: /b\nreleases: []\n";
+        let e = parse_build(out).unwrap_err().to_string();
+        assert!(e.contains("2 `#  Source:` lines"), "{e}");
+        // A value with `---` and `#  Source:` lines inside a block scalar is content, not a boundary.
+        let out = "---\n#  Source: /s/helmfile.yaml\n\nreleases:\n- name: a\n  values:\n  - note: |-\n      x\n      ---\n      #  Source: /evil\n";
+        let docs = parse_build(out).unwrap();
+        assert_eq!(docs.len(), 1);
+        assert_eq!(docs[0].path, PathBuf::from("/s/helmfile.yaml"));
+        assert_eq!(
+            docs[0].doc["releases"][0]["values"][0]["note"],
+            "x\n---\n#  Source: /evil"
+        );
+    }
+
+    #[test]
+    fn exclusion_selectors_leave_out_exactly_the_refused_releases() {
+        use crate::stack::failure::RefusalKind;
+        let r = |name: &str, ns: Option<&str>| Refusal {
+            name: name.into(),
+            namespace: ns.map(str::to_string),
+            file: None,
+            kind: RefusalKind::Duplicate,
+            message: String::new(),
+        };
+        assert!(exclusion(&[]).is_empty());
+        assert_eq!(
+            exclusion(&[r("b", Some("x")), r("a", Some("y")), r("a", Some("z"))]),
+            vec![
+                "name!=a,name!=b",
+                "name=a,namespace!=y,namespace!=z",
+                "name=b,namespace!=x"
+            ]
+        );
+        // Without a namespace helmfile's selectors cannot keep the others of that name.
+        assert_eq!(exclusion(&[r("a", Some("")), r("c", None)]), vec!["name!=a,name!=c"]);
     }
 
     #[test]
@@ -611,26 +808,6 @@ mod tests {
         assert_eq!(relative(Path::new("/a/b/c"), Path::new("/a")), "b/c");
         assert_eq!(relative(Path::new("/x/c"), Path::new("/a/b")), "../../x/c");
     }
-}
-
-/// A release found by reading a state file's text rather than through helmfile. helmfile is the
-/// authority (the helm front lets it load every release offline); the text is only read for
-/// releases helmfile refuses to load (so the rules can say why), to name the release in a load
-/// error, and to start `helmfile template` early.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ScannedRelease {
-    pub oci: bool,
-    pub devel: Option<bool>,
-    pub name: String,
-    pub namespace: Option<String>,
-    pub chart: String,
-    pub version: Option<String>,
-    pub condition: Option<String>,
-    pub installed: Option<bool>,
-    pub needs: Vec<String>,
-    /// Absolute path of the state file and the line of `- name:`.
-    pub file: PathBuf,
-    pub line: usize,
 }
 
 /// One item of a top-level block list (`releases:`, `repositories:`, `helmfiles:`): its scalar
@@ -650,7 +827,8 @@ fn unquote(s: &str) -> String {
 }
 
 /// Read the items of top-level `key:` written in block style. Only plain scalars and lists of
-/// scalars are understood; that is all the OCI pre-scan needs.
+/// scalars are understood: this finds the line of a release declaration (`release_line`) for
+/// locations in findings, nothing else.
 fn block_items(text: &str, key: &str) -> Vec<Item> {
     let mut items: Vec<Item> = Vec::new();
     let mut inside = false;
@@ -720,69 +898,6 @@ fn block_items(text: &str, key: &str) -> Vec<Item> {
     items
 }
 
-/// Every release declared in the state files' text (entry and `helmfiles:`), as far as plain
-/// YAML reading can tell. helmfile stays the authority; this fills in what it does not print
-/// (releases it pulls while loading, and releases a selector or a false condition hides).
-pub fn scan_releases(entry: &Path) -> Vec<ScannedRelease> {
-    let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let entry = absolute(entry);
-    let mut queue = if entry.is_dir() {
-        let mut v = super::loader::state_files_in(&entry);
-        v.reverse();
-        v
-    } else {
-        vec![entry]
-    };
-    while let Some(file) = queue.pop() {
-        if !seen.insert(file.clone()) {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(&file) else {
-            continue;
-        };
-        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
-        for h in block_items(&text, "helmfiles") {
-            if let Some(p) = h.scalars.get("path").or(h.bare.as_ref()) {
-                if !p.contains("{{") && !p.contains("://") {
-                    queue.push(absolute(&dir.join(p)));
-                }
-            }
-        }
-        let oci_repos: Vec<String> = block_items(&text, "repositories")
-            .into_iter()
-            .filter(|r| {
-                r.scalars.get("oci").is_some_and(|v| v == "true")
-                    || r.scalars.get("url").is_some_and(|u| u.starts_with("oci://"))
-            })
-            .filter_map(|r| r.scalars.get("name").cloned())
-            .collect();
-        for r in block_items(&text, "releases") {
-            let (Some(name), Some(chart)) = (r.scalars.get("name"), r.scalars.get("chart")) else {
-                continue;
-            };
-            let oci = chart.starts_with("oci://")
-                || chart
-                    .split_once('/')
-                    .is_some_and(|(repo, _)| oci_repos.iter().any(|o| o == repo));
-            out.push(ScannedRelease {
-                oci,
-                devel: r.scalars.get("devel").map(|v| v == "true"),
-                name: name.clone(),
-                namespace: r.scalars.get("namespace").cloned(),
-                chart: chart.clone(),
-                version: r.scalars.get("version").cloned(),
-                condition: r.scalars.get("condition").cloned(),
-                installed: r.scalars.get("installed").map(|v| v != "false"),
-                needs: r.lists.get("needs").cloned().unwrap_or_default(),
-                file: file.clone(),
-                line: r.line,
-            });
-        }
-    }
-    out
-}
-
 /// Look a dotted path (`certManager.enabled`) up in a state's rendered environment values.
 pub fn condition_holds(values: &Value, condition: &str) -> Option<bool> {
     let mut v = values;
@@ -790,39 +905,4 @@ pub fn condition_holds(values: &Value, condition: &str) -> Option<bool> {
         v = v.get(part)?;
     }
     v.as_bool()
-}
-
-#[cfg(test)]
-mod scan_tests {
-    use super::*;
-
-    #[test]
-    fn scans_oci_releases_across_helmfiles() {
-        let d = tempfile::tempdir().unwrap();
-        let root = d.path().canonicalize().unwrap();
-        std::fs::create_dir_all(root.join("sub")).unwrap();
-        std::fs::write(
-            root.join("helmfile.yaml"),
-            "repositories:\n  - name: jetstack\n    url: quay.io/jetstack/charts\n    oci: true\n  - name: bao\n    url: https://x\nhelmfiles:\n  - path: sub/h.yaml\nreleases:\n  - name: cert-manager\n    namespace: cert-manager\n    chart: jetstack/cert-manager\n    version: v1.19.1 # pinned\n    condition: certManager.enabled\n    needs:\n      - a/b\n  - name: openbao\n    chart: bao/openbao\n",
-        )
-        .unwrap();
-        std::fs::write(
-            root.join("sub/h.yaml"),
-            "releases:\n- name: direct\n  chart: \"oci://r.example/c/direct\"\n  needs: [x, y]\n",
-        )
-        .unwrap();
-        let mut s: Vec<_> = scan_releases(&root.join("helmfile.yaml"))
-            .into_iter()
-            .filter(|r| r.oci)
-            .collect();
-        s.sort_by(|a, b| a.name.cmp(&b.name));
-        assert_eq!(s.len(), 2, "{s:?}");
-        assert_eq!(s[0].name, "cert-manager");
-        assert_eq!(s[0].version.as_deref(), Some("v1.19.1"));
-        assert_eq!(s[0].condition.as_deref(), Some("certManager.enabled"));
-        assert_eq!(s[0].needs, vec!["a/b"]);
-        assert_eq!(s[0].line, 10);
-        assert_eq!(s[1].name, "direct");
-        assert_eq!(s[1].needs, vec!["x", "y"]);
-    }
 }

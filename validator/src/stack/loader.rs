@@ -1,8 +1,9 @@
 //! Loading the stack before anything is rendered: the entry state, the environments it declares,
-//! and each environment's state model (`helmfile build`, run through `crate::tools`; the state's
-//! text only for releases helmfile refuses to load). `render` consumes what this returns.
+//! and each environment's state model (`helmfile list` and `helmfile build`, run through
+//! `crate::tools`). `render` consumes what this returns.
 
-use super::load::{absolute, add_scanned, build, env_state, ScannedRelease, StateDoc};
+use super::failure::{self, Refusal, RefusalKind};
+use super::load::{absolute, add_refused, build, env_state, list, Listed, StateDoc};
 use super::ChartLock;
 use super::EnvState;
 use crate::model::Options;
@@ -10,22 +11,30 @@ use crate::tools::Tools;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
 
+/// The state helmfile loads when given no `--file`, in `dir`: `helmfile.yaml`, else
+/// `helmfile.yaml.gotmpl`, else the `helmfile.d/` directory (helmfile 0.166's order); `None`
+/// when there is none of them.
+pub fn default_file(dir: &Path) -> Option<PathBuf> {
+    ["helmfile.yaml", "helmfile.yaml.gotmpl"]
+        .iter()
+        .map(|n| dir.join(n))
+        .find(|p| p.is_file())
+        .or_else(|| Some(dir.join("helmfile.d")).filter(|d| d.is_dir()))
+}
+
 /// Resolve `--file` the way helmfile finds states: a state file; or a directory holding
-/// `helmfile.yaml` or `helmfile.yaml.gotmpl`, else a `helmfile.d/` directory; or a directory of
-/// states itself (`helmfile.d/`: every `*.yaml` and `*.yaml.gotmpl` in it, in name order). A
+/// `helmfile.yaml`, else `helmfile.yaml.gotmpl`, else a `helmfile.d/` directory (`default_file`);
+/// or a directory of states itself (as `helmfile --file DIR` reads it: see `state_files_in`). A
 /// directory of states is returned as the directory (helmfile is given it as is).
 pub fn resolve_entry(file: &Path) -> Result<PathBuf> {
     let p = if file.is_dir() {
-        ["helmfile.yaml", "helmfile.yaml.gotmpl"]
-            .iter()
-            .map(|n| file.join(n))
-            .find(|p| p.is_file())
-            .or_else(|| Some(file.join("helmfile.d")).filter(|d| !state_files_in(d).is_empty()))
+        default_file(file)
+            .filter(|p| p.is_file() || !state_files_in(p).is_empty())
             .or_else(|| Some(file.to_path_buf()).filter(|d| !state_files_in(d).is_empty()))
             .with_context(|| {
                 format!(
-                    "{}: no helmfile.yaml, helmfile.yaml.gotmpl or helmfile.d/*.yaml[.gotmpl] here; \
-                     pass a state file or a stack directory with --file",
+                    "{}: no helmfile.yaml, helmfile.yaml.gotmpl or helmfile.d/ with states (*.yaml, *.yml, \
+                     *.yaml.gotmpl, *.yml.gotmpl) here; pass a state file or a stack directory with --file",
                     file.display()
                 )
             })?
@@ -40,8 +49,10 @@ pub fn resolve_entry(file: &Path) -> Result<PathBuf> {
     Ok(absolute(&p))
 }
 
-/// The states of a `helmfile.d`-style directory, in the order helmfile loads them (sorted by
-/// name); empty when `dir` is not a directory.
+/// The states of a `helmfile.d`-style directory, in the order helmfile loads them: what
+/// helmfile 0.166 globs (`*.yaml`, `*.yml`, `*.yaml.gotmpl`, `*.yml.gotmpl`, hidden files
+/// included; not `*.gotmpl` alone, nor upper-case extensions), sorted by name; empty when `dir` is
+/// not a directory.
 pub fn state_files_in(dir: &Path) -> Vec<PathBuf> {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return Vec::new();
@@ -55,11 +66,31 @@ pub fn state_files_in(dir: &Path) -> Vec<PathBuf> {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            n.ends_with(".yaml") || n.ends_with(".yaml.gotmpl")
+            [".yaml", ".yml", ".yaml.gotmpl", ".yml.gotmpl"]
+                .iter()
+                .any(|x| n.ends_with(x))
         })
         .collect();
     v.sort();
     v
+}
+
+/// The stack's directory for `--file F|DIR`, as typed (relative stays relative): where the
+/// policy and lock are looked up and finding paths are relative to. The file's directory; a
+/// directory holding `helmfile.yaml`, `helmfile.yaml.gotmpl` or `helmfile.d/` itself; the
+/// directory above a directory of states given directly (`--file helmfile.d`), as `root_of`.
+pub fn stack_dir(file: &Path) -> PathBuf {
+    let parent = |p: &Path| p.parent().map(Path::to_path_buf).unwrap_or_default();
+    if !file.is_dir() {
+        return parent(file);
+    }
+    if default_file(file).is_some_and(|p| p.is_file() || !state_files_in(&p).is_empty()) {
+        return file.to_path_buf();
+    }
+    match file.file_name() {
+        Some(_) => parent(file),
+        None => file.join(".."),
+    }
 }
 
 /// The directory states are resolved against: the entry file's directory, or the parent of a
@@ -79,108 +110,115 @@ pub struct Inputs<'a> {
     pub root: &'a Path,
     pub lock: &'a ChartLock,
     pub opts: &'a Options,
-    /// The releases as the state's text declares them (read once per run).
-    pub scanned: &'a [ScannedRelease],
 }
 
-/// Load the state of an environment (`helmfile build`): helmfile loads every release itself
+/// One environment as helmfile loaded it: the build's state documents, helmfile's `list` of the
+/// same selection, and the releases helmfile refused (left out of both, each with the entries
+/// of an earlier `list` that describe it).
+#[derive(Debug, Clone, Default)]
+pub struct Built {
+    pub docs: Vec<StateDoc>,
+    pub listed: Vec<Listed>,
+    pub refused: Vec<(Refusal, Vec<Listed>)>,
+}
+
+/// Most releases helmfile may refuse one by one (each costs a `helmfile build`) before the
+/// environment is given up as not loadable.
+pub const MAX_REFUSED: usize = 16;
+
+/// Load an environment with helmfile: `helmfile list` (helmfile's own listing of the releases),
+/// then `helmfile build`. When helmfile refuses a release while loading the state (a release
+/// declared twice in one state file; an OCI chart version that is not semver), both run again
+/// without it, so the rest is judged, and the refusal is kept so the rules can report the release.
+/// `on_list` sees the first listing that loads (to start `helmfile template` early).
+pub fn load_env(tools: &Tools, entry: &Path, env: &str, on_list: &mut dyn FnMut(&[Listed])) -> Result<Built> {
+    let mut refused: Vec<(Refusal, Vec<Listed>)> = Vec::new();
+    let mut last_list: Vec<Listed> = Vec::new();
+    let mut listed_once = false;
+    for _ in 0..=MAX_REFUSED {
+        let excl: Vec<Refusal> = refused.iter().map(|(r, _)| r.clone()).collect();
+        let step = list(tools, entry, env, &excl).and_then(|l| {
+            if !listed_once {
+                listed_once = true;
+                on_list(&l);
+            }
+            last_list = l.clone();
+            build(tools, entry, env, &excl).map(|docs| (l, docs))
+        });
+        let e = match step {
+            Ok((listed, docs)) => return Ok(Built { docs, listed, refused }),
+            Err(e) => e,
+        };
+        let Some(mut r) = failure::refusal(&format!("{e:#}")) else {
+            return Err(e);
+        };
+        // The releases of that name helmfile listed (none for a release declared twice:
+        // helmfile refuses to list it too). One of them: its namespace is known.
+        let named: Vec<Listed> = last_list.iter().filter(|l| l.name == r.name).cloned().collect();
+        if r.namespace.is_none() && named.len() == 1 {
+            r.namespace = Some(named[0].namespace.clone());
+        }
+        if r.kind == RefusalKind::OciVersion && named.is_empty() {
+            return Err(e.context(format!(
+                "helmfile refuses release {} and does not list it, so it cannot be judged",
+                r.name
+            )));
+        }
+        if refused
+            .iter()
+            .any(|(x, _)| x.name == r.name && x.namespace == r.namespace)
+        {
+            return Err(e);
+        }
+        let described: Vec<Listed> = named
+            .into_iter()
+            .filter(|l| r.namespace.as_deref().is_none_or(|ns| l.namespace == ns))
+            .collect();
+        refused.push((r, described));
+    }
+    bail!(
+        "environment {env}: helmfile refused more than {MAX_REFUSED} releases of {} one by one; fix the releases it \
+         names (run `helmfile -e {env} build` to see them)",
+        entry.display()
+    )
+}
+
+/// Load the state of an environment (see `load_env`): helmfile loads every release itself
 /// (offline and with a mirror, the helm front answers the pulls it makes while loading); remote
 /// charts are fetched, checked against the lock and rendered by us (see `plan`), never by
-/// helmfile. Returns the build documents, the state and the releases helmfile refused (read
-/// from the state's text).
-/// `prebuilt`: the build output of this environment when the caller already has it (the
-/// `default` build that lists the environments).
+/// helmfile. `prebuilt`: the environment's load when the caller already has it (the `default`
+/// load that lists the environments).
 pub fn load_state(
     tools: &Tools,
     inputs: &Inputs,
     environment: &str,
     prebuilt: Option<Built>,
-) -> Result<(Vec<StateDoc>, EnvState, Vec<String>)> {
-    let Inputs {
-        entry,
-        root,
-        opts,
-        scanned,
-        ..
-    } = *inputs;
-    let (docs, refused) = match prebuilt {
+    on_list: &mut dyn FnMut(&[Listed]),
+) -> Result<(Vec<StateDoc>, EnvState)> {
+    let Inputs { entry, root, .. } = *inputs;
+    let built = match prebuilt {
         Some(b) => b,
-        None => build_judging_refused(tools, entry, environment, scanned).map_err(|e| online_hint(e, scanned, opts))?,
+        None => load_env(tools, entry, environment, on_list)?,
     };
-    // Every release is helmfile's own listing: the helm front lets it load remote charts
-    // offline, and a release it does not list is one a sub-helmfile's `selectors:` leaves out
-    // (not judged, as helmfile would not deploy it). Releases helmfile refuses to load are
-    // read from the state's text so the rules can say why.
-    crate::render::complete::check_build_complete(&docs, scanned, &refused, environment, entry)?;
-    let mut state = env_state(environment, &docs, root, entry);
-    let refused_scan: Vec<ScannedRelease> = scanned.iter().filter(|s| refused.contains(&s.name)).cloned().collect();
-    add_scanned(&mut state, &refused_scan, &docs, root);
-    Ok((docs, state, refused))
+    // Every release helmfile lists must be in the build (a sub-helmfile's `selectors:` leave
+    // releases out of both: helmfile would not deploy them, so they are not judged).
+    crate::render::complete::check_build_complete(&built.docs, &built.listed, environment)?;
+    let mut state = env_state(environment, &built.docs, root, entry);
+    add_refused(&mut state, &built.refused, &built.docs, root, entry);
+    Ok((built.docs, state))
 }
 
-/// A state's build output and the releases helmfile refused to load (see `build_judging_refused`).
-pub type Built = (Vec<StateDoc>, Vec<String>);
-
-/// `helmfile build`; when helmfile refuses named releases while loading the state (`[release
-/// "x": the version for OCI charts should be semver compliant …`), build again without them and
-/// return their names: the rules judge them from the state's text (that refusal is a finding,
-/// not a reason to judge nothing). Bounded by the releases the state's text declares.
-pub fn build_judging_refused(tools: &Tools, entry: &Path, env: &str, scanned: &[ScannedRelease]) -> Result<Built> {
-    let mut refused: Vec<String> = Vec::new();
-    loop {
-        match build(tools, entry, env, &refused) {
-            Ok(docs) => return Ok((docs, refused)),
-            Err(e) => {
-                let text = format!("{e:#}");
-                let named: Vec<String> = scanned
-                    .iter()
-                    .map(|s| s.name.clone())
-                    .filter(|n| !refused.contains(n) && text.contains(&format!("[release \"{n}\":")))
-                    .collect();
-                if named.is_empty() {
-                    return Err(e);
-                }
-                refused.extend(named);
-            }
-        }
-    }
-}
-
-/// Online, helmfile pulls OCI charts while loading the state: say what to do without registries.
-pub fn online_hint(e: anyhow::Error, scanned: &[ScannedRelease], opts: &Options) -> anyhow::Error {
-    if opts.offline || opts.chart_mirror.is_some() || !scanned.iter().any(|s| s.oci) {
-        return e;
-    }
-    e.context(
-        "loading the state needs the OCI registries (helmfile pulls OCI charts while loading it): without registry \
-         access run with --offline (remote charts are then reported as pinned but not rendered) or --chart-mirror DIR",
-    )
-}
-
-/// The environments the entry state declares: read from its text when it declares them plainly
-/// (saves a helmfile run); otherwise from a `helmfile build` of `default`, whose output is returned
-/// too so `default` need not be built again.
-pub fn environment_names(
-    tools: &dyn Fn() -> Result<Tools>,
-    entry: &Path,
-    scanned: &[ScannedRelease],
-    opts: &Options,
-) -> Result<(Vec<String>, Option<Built>)> {
-    if let Some(n) = entry
-        .is_file()
-        .then(|| super::load::plain_environment_names(entry))
-        .flatten()
-    {
-        return Ok((n, None));
-    }
-    let built =
-        build_judging_refused(&tools()?, entry, "default", scanned).map_err(|e| online_hint(e, scanned, opts))?;
-    let n = super::load::environment_names(&built.0, entry);
+/// The environments the entry state declares, as helmfile prints them in a load of `default`
+/// (which is returned too, so `default` need not be loaded again). helmfile loads every state
+/// for `default`, also those that declare only other environments.
+pub fn environment_names(tools: &dyn Fn() -> Result<Tools>, entry: &Path) -> Result<(Vec<String>, Option<Built>)> {
+    let built = load_env(&tools()?, entry, "default", &mut |_| {})?;
+    let n = super::load::environment_names(&built.docs, entry);
     Ok((n, Some(built)))
 }
 
-/// The environments to check: `selected` (each must be declared; duplicates dropped), or every
-/// declared one when none is selected.
+/// The environments to check: `selected` (duplicates dropped; helmfile says when one is not
+/// declared), or every declared one when none is selected.
 pub fn select(names: &[String], selected: &[String], entry: &Path) -> Result<Vec<String>> {
     if selected.is_empty() {
         return Ok(names.to_vec());
@@ -201,4 +239,89 @@ pub fn select(names: &[String], selected: &[String], entry: &Path) -> Result<Vec
         }
     }
     Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(p: &Path) {
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, "releases: []\n").unwrap();
+    }
+
+    #[test]
+    fn entry_is_found_as_helmfile_finds_it() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        // Nothing here: a message naming what was looked for.
+        let e = resolve_entry(&root).unwrap_err().to_string();
+        assert!(e.contains("helmfile.d/"), "{e}");
+        assert_eq!(default_file(&root), None);
+        // helmfile.d/ with only `.yml` states is a stack (helmfile 0.166 globs *.yml).
+        touch(&root.join("helmfile.d/10-a.yml"));
+        assert_eq!(resolve_entry(&root).unwrap(), root.join("helmfile.d"));
+        assert_eq!(default_file(&root), Some(root.join("helmfile.d")));
+        // `--file helmfile.d` names the directory of states itself; the stack is above it.
+        assert_eq!(
+            resolve_entry(&root.join("helmfile.d")).unwrap(),
+            root.join("helmfile.d")
+        );
+        assert_eq!(stack_dir(&root.join("helmfile.d")), root);
+        assert_eq!(root_of(&root.join("helmfile.d")), root);
+        // helmfile.yaml.gotmpl wins over helmfile.d/, helmfile.yaml over both.
+        touch(&root.join("helmfile.yaml.gotmpl"));
+        assert_eq!(resolve_entry(&root).unwrap(), root.join("helmfile.yaml.gotmpl"));
+        touch(&root.join("helmfile.yaml"));
+        assert_eq!(resolve_entry(&root).unwrap(), root.join("helmfile.yaml"));
+        assert_eq!(default_file(&root), Some(root.join("helmfile.yaml")));
+        assert_eq!(stack_dir(&root), root);
+        assert_eq!(stack_dir(&root.join("helmfile.yaml")), root);
+        // A state file as given; a missing one is an error naming it.
+        assert_eq!(
+            resolve_entry(&root.join("helmfile.yaml")).unwrap(),
+            root.join("helmfile.yaml")
+        );
+        let e = resolve_entry(&root.join("nope.yaml")).unwrap_err().to_string();
+        assert!(e.contains("nope.yaml"), "{e}");
+    }
+
+    #[test]
+    fn a_directory_of_states_holds_what_helmfile_globs_in_name_order() {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("helmfile.d");
+        for n in [
+            "z.yaml",
+            "b.yml",
+            "d.yaml.gotmpl",
+            "e.yml.gotmpl",
+            ".h.yaml",
+            "0.yml.gotmpl",
+            "c.gotmpl",
+            "f.json",
+            "g.YAML",
+            "i.yaml.tpl",
+        ] {
+            touch(&dir.join(n));
+        }
+        std::fs::create_dir_all(dir.join("sub.yaml.d")).unwrap();
+        let names: Vec<String> = state_files_in(&dir)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        // The same files, in the same order, as helmfile 0.166 loaded them (checked with the
+        // real binary: `helmfile --file helmfile.d build` prints their Source lines).
+        assert_eq!(
+            names,
+            [
+                ".h.yaml",
+                "0.yml.gotmpl",
+                "b.yml",
+                "d.yaml.gotmpl",
+                "e.yml.gotmpl",
+                "z.yaml"
+            ]
+        );
+        assert!(state_files_in(&d.path().join("absent")).is_empty());
+    }
 }

@@ -81,11 +81,11 @@ pub enum ChartRef {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Release {
     pub name: String,
-    /// Where the release is placed: its `namespace:`, else `helmDefaults.namespace`, else
-    /// `default` (helm's namespace under the empty kubeconfig helmfile runs with).
+    /// Where the release is placed: its `namespace:`, else `default` (helm's namespace under the
+    /// empty kubeconfig helmfile runs with). helmfile 0.166 has no `helmDefaults.namespace`.
     pub namespace: String,
-    /// The state gives no namespace (neither the release nor `helmDefaults`): helmfile then
-    /// passes none to helm, and selects and names the release by an empty namespace.
+    /// The release gives no namespace: helmfile then passes none to helm, and selects and names
+    /// the release by an empty namespace.
     #[serde(default)]
     pub namespace_unset: bool,
     /// The chart as written in the state.
@@ -112,6 +112,12 @@ pub struct Release {
     /// State file (repository-relative) and line of the `- name:` entry.
     pub file: String,
     pub line: Option<usize>,
+    /// helmfile refused to load this release (declared twice in one state file, an OCI version
+    /// it does not accept): its words. The rest of the environment is judged without it; the
+    /// release is never rendered, and the run may only end in a verdict when a finding about it
+    /// stands (see `engine`).
+    #[serde(default)]
+    pub refused: Option<String>,
 }
 
 impl Release {

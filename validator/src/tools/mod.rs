@@ -156,13 +156,17 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
     Ok(out)
 }
 
-/// The last meaningful lines of a failed tool run (helmfile prints the cause at the end).
+/// The last meaningful lines of a failed tool run (helmfile prints the cause at the end), with
+/// helmfile's argument dumps and Go panics condensed first (`stack::failure::condense`), so a panic
+/// keeps its `panic:` line and no `0: /path/helm (26 bytes)` list is echoed.
 pub fn tail(stderr: &[u8], stdout: &[u8]) -> String {
-    let text = String::from_utf8_lossy(if stderr.iter().any(|b| !b.is_ascii_whitespace()) {
-        stderr
-    } else {
-        stdout
-    });
+    let text = crate::stack::failure::condense(&String::from_utf8_lossy(
+        if stderr.iter().any(|b| !b.is_ascii_whitespace()) {
+            stderr
+        } else {
+            stdout
+        },
+    ));
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
     let start = lines.len().saturating_sub(12);
     lines[start..]
