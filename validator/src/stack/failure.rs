@@ -128,7 +128,9 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
     let text = format!("{e:#}");
     let file = state_file(&text, inputs);
     let mode = mode(inputs);
-    let head = if let Some(var) = required_env(&text) {
+    let head = if let Some(h) = sealed_tools_failure(&text, &file, &mode) {
+        h
+    } else if let Some(var) = required_env(&text) {
         format!(
             "{file}: the state requires the environment variable {var} (`requiredEnv`), which is not set; \
              set {var} (any placeholder value will do for a check) and run again"
@@ -164,6 +166,73 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
         format!("{file}: helmfile could not load or render environment {env} ({mode})")
     };
     format!("{head}\n{text}")
+}
+
+/// Failures the sealed tools explain themselves (`crate::tools`): a remote file helmfile
+/// downloads itself (go-getter), a missing `kustomize`, chart dependencies that are not vendored.
+fn sealed_tools_failure(text: &str, file: &str, mode: &str) -> Option<String> {
+    if let Some(named) = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(crate::tools::remote::HEADLINE))
+    {
+        let named = named.trim();
+        let fix = "vendor it into the repository and reference it by path (a chart from a chart repository or an OCI \
+                   registry is reported \"not rendered: --offline\" instead), or run online";
+        return Some(match (named.is_empty(), mode) {
+            (false, _) => format!(
+                "{named}: a remote file that helmfile downloads itself (go-getter), which this run ({mode}) cannot \
+                 fetch (offline runs are sealed); {fix}"
+            ),
+            (true, "online") => format!(
+                "{file}: helmfile could not download a remote file itself (go-getter: a `chart:`, `values:`, \
+                 `secrets:`, `bases:` or `helmfiles:` entry that is an http(s)://, s3:// or git:: URL); check that \
+                 it is reachable, or vendor it into the repository"
+            ),
+            (true, _) => format!(
+                "{file}: helmfile tried to download a remote file itself (go-getter: a `values:`, `secrets:`, \
+                 `bases:` or `helmfiles:` entry that is an http(s)://, s3:// or git:: URL), which this run ({mode}) \
+                 cannot fetch (offline runs are sealed); {fix}"
+            ),
+        });
+    }
+    if text.contains("failed reading adhoc dependencies") {
+        return Some(format!(
+            "{file}: a release has `dependencies:` (chart dependencies added by helmfile) from a chart repository, \
+             which helmfile resolves through helm's repository list while loading the state; this run ({mode}) has \
+             none (offline runs are sealed: nothing is added or fetched); move the dependency into a local chart's \
+             charts/ directory, or run online"
+        ));
+    }
+    if text.contains("kustomize is not installed") || text.contains("\"kustomize\": executable file not found") {
+        // chartify works in <tmp>/chartify<N>/<namespace>/<name>.
+        let release = text.split("/chartify").nth(1).and_then(|rest| {
+            let mut parts = rest.split('/').skip(1);
+            let (ns, name) = (parts.next()?, parts.next()?);
+            let name = name.split(|c: char| c.is_whitespace()).next()?;
+            Some(format!("release {ns}/{name}"))
+        });
+        return Some(format!(
+            "{file}: {} has strategicMergePatches, jsonPatches or transformers, which helmfile applies with \
+             kustomize, and kustomize is not installed; install kustomize (v5) on PATH, or drop the patches",
+            release.unwrap_or_else(|| "a release".into())
+        ));
+    }
+    if let Some(at) = text.find("found in Chart.yaml, but missing in charts/ directory:") {
+        let deps = text[at..]
+            .split(':')
+            .nth(1)
+            .unwrap_or_default()
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim();
+        return Some(format!(
+            "{file}: a local chart declares dependencies ({deps}) that are not in its charts/ directory, and this run \
+             ({mode}) does not fetch them; vendor them into charts/ (helm dependency build, then commit the archives), \
+             or run online"
+        ));
+    }
+    None
 }
 
 fn required_env(text: &str) -> Option<String> {
@@ -205,6 +274,28 @@ mod tests {
             "proxyconnect tcp: dial tcp 127.0.0.1:9: connect: connection refused"
         ));
         assert!(!network("template: parse error"));
+        let k = "in ./h.yaml: [exit status 127\n  COMMAND:\n    kustomize build /tmp/s/w/tmp/chartify123/apps/app --output x\n  OUTPUT:\n    nvcf-validate: `kustomize build` cannot run: kustomize is not installed, and helmfile";
+        let h = sealed_tools_failure(k, "h.yaml", "--offline").unwrap();
+        assert!(
+            h.starts_with("h.yaml: release apps/app has strategicMergePatches"),
+            "{h}"
+        );
+        let d = "Error: found in Chart.yaml, but missing in charts/ directory: redis, pg\n";
+        assert!(sealed_tools_failure(d, "h.yaml", "--offline")
+            .unwrap()
+            .contains("dependencies (redis, pg)"));
+        let r = "nvcf-validate: remote file: \nhelmfile build failed";
+        assert!(sealed_tools_failure(r, "h.yaml", "--offline")
+            .unwrap()
+            .starts_with("h.yaml: helmfile tried"));
+        let r = "nvcf-validate: remote file: h.yaml: release a/b takes values from https://x/v.yaml\n";
+        assert!(sealed_tools_failure(r, "h.yaml", "--offline")
+            .unwrap()
+            .starts_with("h.yaml: release a/b takes values from https://x/v.yaml: a remote file"));
+        assert_eq!(
+            sealed_tools_failure("template: parse error", "h.yaml", "--offline"),
+            None
+        );
         assert_eq!(
             chart_in("Head \"https://ghcr.io/v2/x/charts/app/manifests/1.2.3\": proxy").as_deref(),
             Some("https://ghcr.io/v2/x/charts/app/manifests/1.2.3")
