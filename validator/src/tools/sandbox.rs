@@ -366,7 +366,8 @@ mod tests {
             let inside = tempfile::tempdir().unwrap();
             let outside = tempfile::tempdir().unwrap();
             let script = format!(
-                "echo in > {i}/a && mkdir {i}/d && mv {i}/a {i}/d/a && echo > /dev/null && cat /etc/passwd >/dev/null; \
+                "echo in > {i}/a && mkdir {i}/d && mv {i}/a {i}/d/a && echo > /dev/null && cat /etc/passwd >/dev/null && \
+                 echo to-stdout > /dev/stdout && echo to-stderr > /dev/stderr; \
                  echo out > {o}/b; mkdir {o}/e; ln -s x {o}/l; true",
                 i = inside.path().display(),
                 o = outside.path().display()
