@@ -183,6 +183,9 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
         }
     };
     findings.extend(rules::policy::settings_findings(&policy));
+    if args.offline && args.manifests.is_none() {
+        findings.extend(rules::policy::seal_findings(&crate::tools::seal::weaknesses()));
+    }
     findings = sink::apply(findings, &policy, &overrides, now.date());
     // A release that was not rendered because helmfile refused it or `helm template` failed on
     // it is a finding's consequence only while an unwaived error of a state rule about that same

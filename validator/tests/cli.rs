@@ -397,13 +397,16 @@ fn warm_cache_runs_no_helm_or_helmfile() {
         "--format",
         "json",
     ];
-    let cold = run(d.path(), &args, &[("XDG_CACHE_HOME", cache)]);
-    assert_eq!(cold.code, 1, "{}", cold.stderr);
     // Outside the stack: anything written inside it would change the inputs and miss the cache.
+    // The sealed tools may write there (the poisoned tools' marker; every run, so the reports,
+    // which then carry `offline-seal-partial`, stay comparable).
     let elsewhere = tempfile::tempdir().unwrap();
+    let open = ("NVCF_TEST_SEAL_WRITABLE", elsewhere.path().to_str().unwrap());
+    let cold = run(d.path(), &args, &[("XDG_CACHE_HOME", cache), open]);
+    assert_eq!(cold.code, 1, "{}", cold.stderr);
     let (bin, marker) = poisoned_tools(elsewhere.path());
     let path = format!("{}:/usr/bin:/bin", bin.display());
-    let warm = run(d.path(), &args, &[("XDG_CACHE_HOME", cache), ("PATH", &path)]);
+    let warm = run(d.path(), &args, &[("XDG_CACHE_HOME", cache), ("PATH", &path), open]);
     assert_eq!(warm.code, 1, "{}", warm.stderr);
     assert!(
         !marker.exists(),
@@ -415,7 +418,7 @@ fn warm_cache_runs_no_helm_or_helmfile() {
     let uncached = run(
         d.path(),
         &[&args[..], &["--no-cache"]].concat(),
-        &[("XDG_CACHE_HOME", cache), ("PATH", &path)],
+        &[("XDG_CACHE_HOME", cache), ("PATH", &path), open],
     );
     assert_eq!(uncached.code, 2, "{}", uncached.stdout);
     assert!(marker.exists());

@@ -58,6 +58,7 @@ fn effective_defaults_and_placement_match_helmfile() {
         helmfile: tool("helmfile"),
         helm: rec.clone(),
         env: Vec::new(),
+        writable: None,
     };
     let defaults = [
         "",

@@ -1,18 +1,26 @@
 //! Real-world Helmfile shapes, each a small stack in `tests/realworld/<shape>/` (written for these
 //! tests, not copied), checked `--offline` with the real helmfile and helm:
 //!
-//! - the run is sealed: the seal's proxies point at a listener here that counts connection
-//!   attempts (must stay 0), and the helm behind the generated front is a recorder that must
-//!   see no registry call (pull, repo add/update, dependency build, registry);
-//! - no side effects: the stack's files, a private HOME and a private TMPDIR are unchanged
-//!   afterwards;
+//! - the run is sealed: the seal's proxies point at a listener here that counts every connection
+//!   attempt, through the proxy or direct (a shape reaches it as `REALWORLD_LISTENER`, e.g. a
+//!   loopback chart URL or a hook's raw TCP), and it must stay 0; the helm behind the generated
+//!   front is a recorder that must see no registry call (pull, repo, dependency build, registry,
+//!   search, and `show`/`template`/`install`/`upgrade` of a chart that is not local);
+//! - no side effects: the stack's files, a private HOME, a private TMPDIR and the directory the
+//!   shapes' hooks and `exec` calls write into (`REALWORLD_OUTSIDE`) are unchanged afterwards;
 //! - each shape's `expect` file says what the report must show (`exit:`, `finding:`,
 //!   `no-finding:`, `rendered:`, `not-rendered:`, `absent:`, `render-error: ENV TEXT` (the JSON
-//!   report's environment carries that error), `stderr:`; `args:` and `env:` set up the run, and
-//!   `--file` in `args:` replaces the default `--file .`). Every line is checked; all shapes run
-//!   and all failures are listed together.
+//!   report's environment carries that error), `stderr:`, `stderr-lacks:`; `args:`, `env:` and
+//!   `hide:` (a tool left off PATH) set up the run, and `--file` in `args:` replaces the default
+//!   `--file .`). Every line is checked; all shapes run and all failures are listed together.
 //!
-//! Cost: one helmfile build + template per shape, about a second each.
+//! The recorder logs into a directory the seal is told to leave writable
+//! (`NVCF_TEST_SEAL_WRITABLE`), so every run here also carries the `offline-seal-partial`
+//! warning; `seal_partial_is_reported_in_every_format` checks it is absent without that variable
+//! on a kernel with Landlock, and present when a missing or older Landlock is simulated.
+//!
+//! Cost: one helmfile build + template per shape, about a second each (30 shapes: about 40 s on
+//! a loaded 2-core machine), plus four runs for the seal report.
 
 mod support;
 use std::io::Read;
@@ -23,8 +31,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use support::{copy_dir, path_with_tools, repo, tool};
 
-/// A proxy that counts every connection and closes it at once.
-fn counting_proxy() -> (String, Arc<AtomicUsize>) {
+/// A listener that counts every connection and closes it at once: the seal's proxy, and the
+/// loopback address the shapes try to reach directly.
+fn counting_listener() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
     let n = Arc::new(AtomicUsize::new(0));
@@ -36,7 +45,7 @@ fn counting_proxy() -> (String, Arc<AtomicUsize>) {
             let _ = c.read(&mut [0u8; 512]);
         }
     });
-    (format!("http://{addr}"), n)
+    (addr, n)
 }
 
 /// Every file under `dir` with its contents.
@@ -52,11 +61,15 @@ fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     v
 }
 
+/// Every file, symlink and empty directory under `dir` (symlinks are not followed).
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let p = e.path();
-        if p.is_dir() {
+        let real_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if real_dir && std::fs::read_dir(&p).is_ok_and(|mut d| d.next().is_none()) {
+            out.push(p);
+        } else if real_dir {
             out.extend(walk(&p));
         } else {
             out.push(p);
@@ -68,6 +81,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 struct Expect {
     args: Vec<String>,
     env: Vec<(String, String)>,
+    hide: Vec<String>,
     checks: Vec<(String, String)>,
 }
 
@@ -75,6 +89,7 @@ fn expectations(text: &str) -> Expect {
     let mut e = Expect {
         args: Vec::new(),
         env: Vec::new(),
+        hide: Vec::new(),
         checks: Vec::new(),
     };
     for line in text
@@ -92,10 +107,41 @@ fn expectations(text: &str) -> Expect {
                 let (a, b) = v.split_once('=').unwrap();
                 e.env.push((a.into(), b.into()));
             }
+            "hide" => e.hide.push(v),
             other => e.checks.push((other.to_string(), v)),
         }
     }
     e
+}
+
+/// PATH with the pinned tools first, without the directories holding any of `hide`.
+fn path_hiding(hide: &[String]) -> String {
+    let all = path_with_tools();
+    let kept: Vec<&str> = all
+        .split(':')
+        .filter(|d| !hide.iter().any(|t| Path::new(d).join(t).is_file()))
+        .collect();
+    kept.join(":")
+}
+
+/// Calls of the real helm that would reach a registry: the recorder marks `show`, `template`,
+/// `install` and `upgrade` calls that name no local chart (a directory with Chart.yaml, or a
+/// chart archive) as `REMOTE`.
+fn registry_call(call: &str) -> bool {
+    call.starts_with("REMOTE ")
+        || [
+            "pull",
+            "fetch",
+            "repo ",
+            "dependency build",
+            "dependency update",
+            "dependency up",
+            "dep ",
+            "registry",
+            "search",
+        ]
+        .iter()
+        .any(|c| call.starts_with(c))
 }
 
 /// Run one shape; the failures found.
@@ -106,12 +152,14 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
     let stack = work.path().join("stack");
     copy_dir(&shape.join("stack"), &stack);
     let home = work.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
     let tmp = work.path().join("tmp");
-    std::fs::create_dir_all(&tmp).unwrap();
+    let outside = work.path().join("outside");
+    for d in [&home, &tmp, &outside] {
+        std::fs::create_dir_all(d).unwrap();
+    }
     let before = snapshot(&stack);
     let _ = std::fs::remove_file(log);
-    let (proxy, attempts) = counting_proxy();
+    let (listener, attempts) = counting_listener();
 
     let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
     c.current_dir(&stack)
@@ -122,7 +170,7 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
             &["--file", "."][..]
         })
         .args(&expect.args)
-        .env("PATH", path_with_tools())
+        .env("PATH", path_hiding(&expect.hide))
         .env("HOME", &home)
         .env("TMPDIR", &tmp)
         .env("XDG_CACHE_HOME", home.join(".cache"))
@@ -130,7 +178,11 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
         .env("NVCF_HELM", helm_recorder)
         .env("NVCF_HELMFILE", tool("helmfile"))
         .env("NVCF_HELM_RECORD", log)
-        .env("NVCF_SEALED_PROXY", &proxy);
+        .env("NVCF_TEST_SEAL_WRITABLE", log.parent().unwrap())
+        .env("NVCF_SEALED_PROXY", format!("http://{listener}"))
+        .env("REALWORLD_LISTENER", listener.to_string())
+        .env("REALWORLD_LISTENER_PORT", listener.port().to_string())
+        .env("REALWORLD_OUTSIDE", &outside);
     for (k, v) in &expect.env {
         c.env(k, v);
     }
@@ -142,36 +194,26 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
     let mut fail = |m: String| fails.push(format!("{name}: {m}"));
 
     // Sealed: nothing reached for the network, and helm saw no registry call.
+    std::thread::sleep(std::time::Duration::from_millis(20));
     let n = attempts.load(Ordering::SeqCst);
     if n != 0 {
-        fail(format!("{n} outbound connection attempt(s) reached the proxy"));
+        fail(format!(
+            "{n} connection attempt(s) reached the listener (proxy or direct)"
+        ));
     }
     let calls = std::fs::read_to_string(log).unwrap_or_default();
-    for call in calls.lines() {
-        let registry = [
-            "pull",
-            "fetch",
-            "repo add",
-            "repo update",
-            "dependency build",
-            "dependency update",
-            "registry",
-        ]
-        .iter()
-        .any(|c| call.starts_with(c));
-        if registry {
-            fail(format!("the real helm was asked `{call}`"));
-        }
+    for call in calls.lines().filter(|c| registry_call(c)) {
+        fail(format!("the real helm was asked `{call}`"));
     }
     // No side effects.
     if snapshot(&stack) != before {
         fail("the stack's files changed".into());
     }
-    if !walk(&home).is_empty() {
-        fail(format!("files appeared in HOME: {:?}", walk(&home)));
-    }
-    if !walk(&tmp).is_empty() {
-        fail(format!("files were left in TMPDIR: {:?}", walk(&tmp)));
+    for (what, dir) in [("HOME", &home), ("TMPDIR", &tmp), ("REALWORLD_OUTSIDE", &outside)] {
+        let left = walk(dir);
+        if !left.is_empty() {
+            fail(format!("files appeared in {what}: {left:?}"));
+        }
     }
 
     let report: serde_json::Value = serde_json::from_str(&stdout).unwrap_or(serde_json::Value::Null);
@@ -251,6 +293,11 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
                     fail(format!("stderr lacks `{v}`"));
                 }
             }
+            "stderr-lacks" => {
+                if stderr.contains(v.as_str()) || stdout.contains(v.as_str()) {
+                    fail(format!("the output shows `{v}`"));
+                }
+            }
             other => fail(format!("unknown expectation `{other}`")),
         }
     }
@@ -260,16 +307,27 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
     fails
 }
 
-#[test]
-fn realworld_shapes_load_offline_sealed() {
-    let dir = repo().join("validator/tests/realworld");
-    let tools = tempfile::tempdir().unwrap();
-    let recorder = tools.path().join("helm");
-    // The helm behind the front: records each call, then runs the real helm.
+/// The helm behind the front: records each call (marking calls that name no local chart as
+/// `REMOTE`), then runs the real helm.
+fn recorder(dir: &Path) -> PathBuf {
+    let recorder = dir.join("helm");
     std::fs::write(
         &recorder,
         format!(
-            "#!/bin/sh\necho \"$*\" >> \"$NVCF_HELM_RECORD\"\nexec '{}' \"$@\"\n",
+            r#"#!/bin/sh
+kind=""
+case "$1" in
+  show|inspect|template|install|upgrade)
+    kind="REMOTE "
+    for a in "$@"; do
+      case "$a" in -*) continue ;; esac
+      if [ -f "$a/Chart.yaml" ]; then kind=""; fi
+      case "$a" in *.tgz|*.tar.gz) [ -f "$a" ] && kind="" ;; esac
+    done ;;
+esac
+echo "$kind$*" >> "$NVCF_HELM_RECORD"
+exec '{}' "$@"
+"#,
             tool("helm").display()
         ),
     )
@@ -278,7 +336,17 @@ fn realworld_shapes_load_offline_sealed() {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&recorder, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    let log = tools.path().join("calls.log");
+    recorder
+}
+
+#[test]
+fn realworld_shapes_load_offline_sealed() {
+    let dir = repo().join("validator/tests/realworld");
+    let tools = tempfile::tempdir().unwrap();
+    let recorder = recorder(tools.path());
+    let logs = tools.path().join("log");
+    std::fs::create_dir_all(&logs).unwrap();
+    let log = logs.join("calls.log");
     let mut shapes: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap()
         .flatten()
@@ -287,6 +355,96 @@ fn realworld_shapes_load_offline_sealed() {
         .collect();
     shapes.sort();
     assert!(shapes.len() >= 20, "expected at least 20 shapes in {}", dir.display());
+    // While working on a shape: REALWORLD_ONLY=<part of its name>.
+    if let Ok(only) = std::env::var("REALWORLD_ONLY") {
+        shapes.retain(|s| s.to_string_lossy().contains(&only));
+    }
     let fails: Vec<String> = shapes.iter().flat_map(|s| run_shape(s, &recorder, &log)).collect();
     assert!(fails.is_empty(), "{} failure(s):\n{}", fails.len(), fails.join("\n"));
+}
+
+/// The recorder's own rule for "not a local chart" must not pass a remote one.
+#[test]
+fn the_recorder_flags_remote_charts() {
+    let tools = tempfile::tempdir().unwrap();
+    let recorder = recorder(tools.path());
+    let log = tools.path().join("calls.log");
+    let chart = tools.path().join("chart");
+    std::fs::create_dir_all(&chart).unwrap();
+    std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: c\nversion: 0.1.0\n").unwrap();
+    for args in [
+        vec!["template", "ingress", "ingress/ingress-nginx", "--version", "4.11.1"],
+        vec!["show", "chart", "oci://ghcr.io/x/app"],
+        vec!["template", "app", chart.to_str().unwrap()],
+    ] {
+        let _ = Command::new(&recorder)
+            .args(&args)
+            .env("NVCF_HELM_RECORD", &log)
+            .env("HOME", tools.path())
+            .output()
+            .unwrap();
+    }
+    let calls = std::fs::read_to_string(&log).unwrap();
+    let flagged: Vec<bool> = calls.lines().map(registry_call).collect();
+    assert_eq!(flagged, vec![true, true, false], "{calls}");
+    assert!(registry_call("repo list") && registry_call("dependency up x") && !registry_call("version --short"));
+}
+
+/// `offline-seal-partial`: silent where the kernel enforces the whole seal, reported (in every
+/// report format) when Landlock is missing (simulated: `NVCF_TEST_LANDLOCK_ABI=0`) or too old
+/// for TCP (`=3`).
+#[test]
+fn seal_partial_is_reported_in_every_format() {
+    let shape = repo().join("validator/tests/realworld/22-condition-false/stack");
+    let work = tempfile::tempdir().unwrap();
+    let stack = work.path().join("stack");
+    copy_dir(&shape, &stack);
+    let run = |abi: Option<&str>, format: &str, cache: bool| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
+        c.current_dir(&stack)
+            .args(["check", "--offline", "--format", format, "--file", "."])
+            .args(if cache { vec![] } else { vec!["--no-cache"] })
+            .env("PATH", path_with_tools())
+            .env("HOME", work.path())
+            .env("XDG_CACHE_HOME", work.path().join("cache"))
+            .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
+            .env_remove("NVCF_HELM")
+            .env_remove("NVCF_HELMFILE")
+            .env_remove("NVCF_TEST_SEAL_WRITABLE");
+        match abi {
+            Some(a) => c.env("NVCF_TEST_LANDLOCK_ABI", a),
+            None => c.env_remove("NVCF_TEST_LANDLOCK_ABI"),
+        };
+        let o = c.output().unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let kernel = nvcf_validate::tools::sandbox::coverage();
+    let (code, json) = run(None, "json", false);
+    if kernel.complete() {
+        assert_eq!(code, Some(0), "{json}");
+        assert!(!json.contains("offline-seal-partial"), "{json}");
+    } else {
+        eprintln!(
+            "this kernel's Landlock ABI is {}: the full seal cannot be shown here",
+            kernel.abi
+        );
+        assert!(json.contains("offline-seal-partial"));
+    }
+    // ABI 3: writes confined, TCP not. A warning: the run still passes.
+    let (code, json) = run(Some("3"), "json", true);
+    assert_eq!(code, Some(0), "{json}");
+    assert!(
+        json.contains("offline-seal-partial") && json.contains("TCP connections"),
+        "{json}"
+    );
+    // No Landlock: named in every format (the cache answers: the finding is the run's, not the
+    // render's).
+    for format in ["human", "json", "sarif", "junit", "github", "markdown"] {
+        let (code, out) = run(Some("0"), format, true);
+        assert_eq!(code, Some(0), "{format}: {out}");
+        assert!(out.contains("offline-seal-partial"), "{format}: {out}");
+        if format != "sarif" {
+            assert!(out.contains("writes outside the scratch directory"), "{format}: {out}");
+        }
+    }
 }

@@ -512,7 +512,8 @@ fn template(
     if select.is_empty() {
         return Ok(());
     }
-    let mut cmd = tools.helmfile(entry, environment);
+    // Sealed, helmfile may write the render beneath the output directory's parent (ours).
+    let mut cmd = tools.helmfile_writing(entry, environment, &[out.parent().unwrap_or(out)]);
     // Several --selector flags are ORed; within one, conditions are ANDed.
     for (name, ns) in select {
         let sel = match ns {

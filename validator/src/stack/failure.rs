@@ -382,7 +382,9 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
         // Already said (see `pipeline::undeclared`), helmfile's words below it.
         return text;
     }
-    let head = if let Some(var) = required_env(&text) {
+    let head = if let Some(h) = sealed_tools_failure(&text, &file, &mode) {
+        h
+    } else if let Some(var) = required_env(&text) {
         format!(
             "{file}: the state requires the environment variable {var} (`requiredEnv`), which is not set; \
              set {var} (any placeholder value will do for a check) and run again"
@@ -606,6 +608,58 @@ fn unknown_field(text: &str) -> Option<String> {
     ))
 }
 
+/// Failures the sealed tools explain themselves (`crate::tools`): a remote file helmfile
+/// downloads itself (go-getter) and a missing `kustomize`.
+fn sealed_tools_failure(text: &str, file: &str, mode: &str) -> Option<String> {
+    if let Some(named) = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(crate::tools::remote::HEADLINE))
+    {
+        let named = named.trim();
+        let fix = "vendor it into the repository and reference it by path (a chart from a chart repository or an OCI \
+                   registry is reported \"not rendered: --offline\" instead), or run online";
+        return Some(match (named.is_empty(), mode) {
+            (false, _) => format!(
+                "{named}: a remote file that helmfile downloads itself (go-getter), which this run ({mode}) cannot \
+                 fetch (offline runs are sealed); {fix}"
+            ),
+            (true, "online") => format!(
+                "{file}: helmfile could not download a remote file itself (go-getter: a `chart:`, `values:`, \
+                 `secrets:`, `bases:` or `helmfiles:` entry that is an http(s)://, s3:// or git:: URL); check that \
+                 it is reachable, or vendor it into the repository"
+            ),
+            (true, _) => format!(
+                "{file}: helmfile tried to download a remote file itself (go-getter: a `values:`, `secrets:`, \
+                 `bases:` or `helmfiles:` entry that is an http(s)://, s3:// or git:: URL), which this run ({mode}) \
+                 cannot fetch (offline runs are sealed); {fix}"
+            ),
+        });
+    }
+    if text.contains("failed reading adhoc dependencies") {
+        return Some(format!(
+            "{file}: a release has `dependencies:` (chart dependencies added by helmfile) from a chart repository, \
+             which helmfile resolves through helm's repository list while loading the state; this run ({mode}) has \
+             none (offline runs are sealed: nothing is added or fetched); move the dependency into a local chart's \
+             charts/ directory, or run online"
+        ));
+    }
+    if text.contains("kustomize is not installed") || text.contains("\"kustomize\": executable file not found") {
+        // chartify works in <tmp>/chartify<N>/<namespace>/<name>.
+        let release = text.split("/chartify").nth(1).and_then(|rest| {
+            let mut parts = rest.split('/').skip(1);
+            let (ns, name) = (parts.next()?, parts.next()?);
+            let name = name.split(|c: char| c.is_whitespace()).next()?;
+            Some(format!("release {ns}/{name}"))
+        });
+        return Some(format!(
+            "{file}: {} has strategicMergePatches, jsonPatches or transformers, which helmfile applies with \
+             kustomize, and kustomize is not installed; install kustomize (v5) on PATH, or drop the patches",
+            release.unwrap_or_else(|| "a release".into())
+        ));
+    }
+    None
+}
+
 fn required_env(text: &str) -> Option<String> {
     let at = text.find("required env var `")?;
     let rest = &text[at + "required env var `".len()..];
@@ -679,6 +733,24 @@ mod tests {
         ));
         assert!(network("curl: (56) Proxy CONNECT aborted"));
         assert!(!network("template: parse error"));
+        let k = "in ./h.yaml: [exit status 127\n  COMMAND:\n    kustomize build /tmp/s/w/tmp/chartify123/apps/app --output x\n  OUTPUT:\n    nvcf-validate: `kustomize build` cannot run: kustomize is not installed, and helmfile";
+        let h = sealed_tools_failure(k, "h.yaml", "--offline").unwrap();
+        assert!(
+            h.starts_with("h.yaml: release apps/app has strategicMergePatches"),
+            "{h}"
+        );
+        let r = "nvcf-validate: remote file: \nhelmfile build failed";
+        assert!(sealed_tools_failure(r, "h.yaml", "--offline")
+            .unwrap()
+            .starts_with("h.yaml: helmfile tried"));
+        let r = "nvcf-validate: remote file: h.yaml: release a/b takes values from https://x/v.yaml\n";
+        assert!(sealed_tools_failure(r, "h.yaml", "--offline")
+            .unwrap()
+            .starts_with("h.yaml: release a/b takes values from https://x/v.yaml: a remote file"));
+        assert_eq!(
+            sealed_tools_failure("template: parse error", "h.yaml", "--offline"),
+            None
+        );
     }
 
     const DUMP: &str = "Templating release=umb, chart=charts/umb\nin ./helmfile.yaml: command \"/work/.tools/bin/helm\" exited with non-zero status:\n\nPATH:\n  /work/.tools/bin/helm\n\nARGS:\n  0: /work/.tools/bin/helm (26 bytes)\n  1: template (8 bytes)\n  2: umb (3 bytes)\n  3: charts/umb (10 bytes)\n  4: --namespace (11 bytes)\n  5: apps (4 bytes)\n  6: --output-dir (12 bytes)\n  7: /tmp/out/helmfile-d4c69a5a-umb (30 bytes)\n  8: https://user:secret@charts.example.com/x (34 bytes)\n\nERROR:\n  exit status 1\n\nEXIT STATUS\n  1\n\nSTDERR:\n  WARNING: Kubernetes configuration file is group-readable. This is insecure. Location: /tmp/k\n  Error: An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: redis\n\nCOMBINED OUTPUT:\n  Error: An error occurred while checking for chart dependencies. You may need to run `helm dependency build` to fetch missing dependencies: found in Chart.yaml, but missing in charts/ directory: redis";

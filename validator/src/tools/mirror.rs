@@ -29,16 +29,27 @@ fn shq(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
 }
 
-/// Write the `helm` front into `work` and return tools that use it. Every call that would reach
+/// Write the `helm` front into `dir` and return tools that use it. Every call that would reach
 /// a registry is answered here: `pull`/`fetch` from the mirror's tarball when it holds the chart;
 /// offline (`offline`), otherwise with a placeholder chart (so helmfile can load the state; the
 /// release is then reported "not rendered: --offline", see `render::helmfile::plan`), and
-/// `repo add|update|index`, `dependency build|update` and `registry` succeed without doing
-/// anything. Everything else goes to the real helm (sealed offline, see `seal`).
-pub fn front(tools: &Tools, mirror: Option<&Path>, offline: bool, work: &Path) -> Result<Tools> {
+///
+/// - `repo add` records the repository without fetching its index, `repo list` answers from
+///   what was recorded, `repo remove|update|index` succeed without doing anything, `search`
+///   finds nothing (no index was fetched);
+/// - `dependency build|update|up` and `registry` succeed without doing anything (a local chart
+///   whose dependencies are not vendored then fails in `helm template`, naming them);
+/// - `show` of a chart that is not a local one answers from a placeholder's `Chart.yaml`;
+/// - `template`, `install` and `upgrade` of a chart that is not a local one are refused.
+///
+/// A local chart is an argument naming a directory with a `Chart.yaml` or a `.tgz` file.
+/// Everything else goes to the real helm (sealed offline, see `seal`). The front writes only
+/// into `dir/work` (placeholders, the recorded repositories).
+pub fn front(tools: &Tools, mirror: Option<&Path>, offline: bool, dir: &Path) -> Result<Tools> {
     use std::os::unix::fs::PermissionsExt;
-    let path = work.join("helm");
-    let placeholders = work.join("placeholders");
+    let path = dir.join("helm");
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).with_context(|| format!("creating {}", work.display()))?;
     let script = format!(
         r#"#!/bin/sh
 # Written by nvcf-validate for one run: answers registry calls from the chart mirror, or offline
@@ -46,11 +57,64 @@ pub fn front(tools: &Tools, mirror: Option<&Path>, offline: bool, work: &Path) -
 REAL_HELM={real}
 MIRROR={mirror}
 OFFLINE={offline}
-PLACEHOLDERS={placeholders}
+WORK={work}
+MARKER={marker}
+say() {{ echo "nvcf-validate --offline: $*" >&2; }}
+# Is any argument a local chart (a directory with Chart.yaml, or a chart archive)?
+local_chart() {{
+  for a in "$@"; do
+    case "$a" in -*) continue ;; esac
+    [ -f "$a/Chart.yaml" ] && return 0
+    case "$a" in *.tgz|*.tar.gz) [ -f "$a" ] && return 0 ;; esac
+  done
+  return 1
+}}
+# The positional arguments after the subcommand, for messages.
+refs() {{
+  shift
+  r=""
+  for a in "$@"; do case "$a" in -*) ;; *) r="$r $a" ;; esac; done
+  echo "${{r# }}"
+}}
+placeholder_yaml() {{
+  printf 'apiVersion: v2\nname: %s\nversion: %s\ndescription: nvcf-validate offline placeholder for %s (not fetched)\n' "$1" "$2" "$3"
+}}
 if [ "$OFFLINE" = 1 ]; then
   case "$1 $2" in
-    "repo add"*|"repo update"*|"repo index"*|"dependency build"*|"dependency update"*|"dep build"*|"dep update"*|"registry "*)
+    "repo add"*)
+      name="$3"; url="$4"
+      [ -n "$name" ] || {{ say "helm repo add without a name"; exit 1; }}
+      touch "$WORK/repos" && awk -v n="$name" '$1 != n' "$WORK/repos" > "$WORK/repos.new" && mv "$WORK/repos.new" "$WORK/repos"
+      printf '%s\t%s\n' "$name" "$url" >> "$WORK/repos"
+      echo "\"$name\" has been added to your repositories (nvcf-validate --offline: recorded, its index not fetched)"
       exit 0 ;;
+    "repo list"*|"repo ls"*)
+      if [ -s "$WORK/repos" ]; then printf 'NAME\tURL\n'; cat "$WORK/repos"; exit 0; fi
+      echo "Error: no repositories to show" >&2; exit 1 ;;
+    "repo remove"*|"repo rm"*)
+      shift 2
+      for n in "$@"; do
+        [ -f "$WORK/repos" ] && awk -v n="$n" '$1 != n' "$WORK/repos" > "$WORK/repos.new" && mv "$WORK/repos.new" "$WORK/repos"
+      done
+      exit 0 ;;
+    "repo update"*|"repo up"*|"repo index"*|"dependency build"*|"dependency update"*|"dependency up"*|"dep build"*|"dep update"*|"dep up"*|"registry "*)
+      exit 0 ;;
+    "search "*)
+      echo "No results found (nvcf-validate --offline: repository indexes are not fetched)"; exit 0 ;;
+  esac
+  case "$1" in
+    show|inspect)
+      if ! local_chart "$@"; then
+        what="$2"; set -- $(refs "$@"); ref="$2"; leaf="${{ref##*/}}"; leaf="${{leaf%%:*}}"
+        case "$leaf" in ""|*[!A-Za-z0-9_.-]*) leaf=placeholder ;; esac
+        case "$what" in chart|all) placeholder_yaml "$leaf" 0.0.0 "$ref" ;; esac
+        exit 0
+      fi ;;
+    template|install|upgrade)
+      if ! local_chart "$@"; then
+        say "\`helm $1 $(refs "$@")\` refused: the chart is not local and is not fetched (offline runs are sealed)"
+        exit 1
+      fi ;;
   esac
 fi
 case "$1" in pull|fetch) ;; *) exec "$REAL_HELM" "$@" ;; esac
@@ -92,25 +156,195 @@ fi
 if [ "$OFFLINE" != 1 ]; then
   exec "$REAL_HELM" "$@"
 fi
-# Offline and not in the mirror: a placeholder chart that renders nothing.
+# Offline and not in the mirror: a placeholder chart. It renders one marker object (chartify,
+# which helmfile runs for releases with patches, needs at least one rendered file); it is never
+# part of a report: a remote release offline is "not rendered".
 case "$bare" in [0-9]*.[0-9]*.[0-9]*) pv="$bare" ;; *) pv="0.0.0" ;; esac
 case "$chart" in ""|*[!A-Za-z0-9_.-]*) chart=placeholder ;; esac
-tmp="$PLACEHOLDERS/$$"
-mkdir -p "$tmp/$chart" || exit 1
-printf 'apiVersion: v2\nname: %s\nversion: %s\ndescription: nvcf-validate offline placeholder for %s (not fetched)\n' "$chart" "$pv" "$ref" > "$tmp/$chart/Chart.yaml"
+tmp="$WORK/placeholders/$$"
+mkdir -p "$tmp/$chart/templates" || exit 1
+placeholder_yaml "$chart" "$pv" "$ref" > "$tmp/$chart/Chart.yaml"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nvcf-validate-offline-placeholder\n' > "$tmp/$chart/templates/placeholder.yaml"
+: > "$tmp/$chart/$MARKER"
 tar -czf "$tmp/$chart-$pv.tgz" -C "$tmp" "$chart" || exit 1
 serve "$tmp/$chart-$pv.tgz"
 "#,
         real = shq(&tools.helm),
         mirror = mirror.map(shq).unwrap_or_else(|| "''".into()),
         offline = u8::from(offline),
-        placeholders = shq(&placeholders),
+        work = shq(&work),
+        marker = super::seal::PLACEHOLDER_MARKER,
     );
     std::fs::write(&path, script).with_context(|| format!("writing {}", path.display()))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    // Offline, the front runs sandboxed (helmfile starts it): its work directory is writable.
+    let writable = match offline {
+        true => Some(tools.writable.iter().flatten().cloned().chain([work]).collect()),
+        false => tools.writable.clone(),
+    };
     Ok(Tools {
         helmfile: tools.helmfile.clone(),
         helm: path,
         env: tools.env.clone(),
+        writable,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    /// The offline front over a stub "real helm" that records what reaches it.
+    fn offline_front(d: &Path) -> (PathBuf, PathBuf) {
+        use std::os::unix::fs::PermissionsExt;
+        let log = d.join("real.log");
+        let real = d.join("real-helm");
+        std::fs::write(&real, format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display())).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let tools = Tools {
+            helmfile: PathBuf::from("/bin/false"),
+            helm: real,
+            env: Vec::new(),
+            writable: None,
+        };
+        let dir = d.join("front");
+        std::fs::create_dir_all(&dir).unwrap();
+        let t = front(&tools, None, true, &dir).unwrap();
+        assert_eq!(t.writable, Some(vec![dir.join("work")]));
+        (t.helm, log)
+    }
+
+    fn call(front: &Path, cwd: &Path, args: &[&str]) -> (i32, String, String) {
+        let o = Command::new(front).args(args).current_dir(cwd).output().unwrap();
+        (
+            o.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&o.stdout).into_owned(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    }
+
+    #[test]
+    fn offline_front_answers_every_registry_call_itself() {
+        let d = tempfile::tempdir().unwrap();
+        let (front, log) = offline_front(d.path());
+        let cwd = d.path();
+        // Repositories: recorded, listed consistently, removed; nothing fetched.
+        let (code, _, err) = call(&front, cwd, &["repo", "list"]);
+        assert_eq!((code, err.trim()), (1, "Error: no repositories to show"));
+        assert_eq!(
+            call(
+                &front,
+                cwd,
+                &[
+                    "repo",
+                    "add",
+                    "bitnami",
+                    "https://charts.bitnami.com/bitnami",
+                    "--force-update"
+                ]
+            )
+            .0,
+            0
+        );
+        assert_eq!(
+            call(&front, cwd, &["repo", "add", "jetstack", "https://charts.jetstack.io"]).0,
+            0
+        );
+        let (code, out, _) = call(&front, cwd, &["repo", "list"]);
+        assert_eq!(code, 0);
+        assert_eq!(
+            out,
+            "NAME\tURL\nbitnami\thttps://charts.bitnami.com/bitnami\njetstack\thttps://charts.jetstack.io\n"
+        );
+        assert_eq!(call(&front, cwd, &["repo", "remove", "bitnami"]).0, 0);
+        assert_eq!(
+            call(&front, cwd, &["repo", "list"]).1,
+            "NAME\tURL\njetstack\thttps://charts.jetstack.io\n"
+        );
+        for args in [
+            &["repo", "update"][..],
+            &["dependency", "build", "charts/app"],
+            &["dependency", "up", "/tmp/x"],
+            &["dep", "update", "x"],
+            &["registry", "login", "ghcr.io", "--username", "u", "--password-stdin"],
+        ] {
+            assert_eq!(call(&front, cwd, args).0, 0, "{args:?}");
+        }
+        let (code, out, _) = call(&front, cwd, &["search", "repo", "jetstack/cert-manager"]);
+        assert_eq!(code, 0);
+        assert!(out.starts_with("No results found"));
+        // show / template of a chart that is not local: answered or refused here.
+        let (code, out, _) = call(
+            &front,
+            cwd,
+            &["show", "chart", "oci://ghcr.io/x/charts/app", "--version", "1.2.3"],
+        );
+        assert_eq!(code, 0);
+        assert!(
+            out.contains("name: app\n") && out.contains("offline placeholder"),
+            "{out}"
+        );
+        assert_eq!(
+            call(&front, cwd, &["show", "values", "ingress/ingress-nginx"]),
+            (0, String::new(), String::new())
+        );
+        let (code, _, err) = call(
+            &front,
+            cwd,
+            &["template", "ingress", "ingress/ingress-nginx", "--version", "4.11.1"],
+        );
+        assert_eq!(code, 1);
+        assert!(
+            err.contains("`helm template ingress ingress/ingress-nginx 4.11.1` refused"),
+            "{err}"
+        );
+        assert!(
+            !log.exists(),
+            "a registry call reached the real helm: {}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        // Local charts go to the real helm.
+        let chart = d.path().join("charts/app");
+        std::fs::create_dir_all(&chart).unwrap();
+        std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: app\nversion: 0.1.0\n").unwrap();
+        assert_eq!(
+            call(&front, cwd, &["template", "app", "charts/app", "--namespace", "apps"]).0,
+            0
+        );
+        assert_eq!(call(&front, cwd, &["show", "chart", "charts/app"]).0, 0);
+        assert_eq!(call(&front, cwd, &["version", "--short"]).0, 0);
+        assert_eq!(
+            std::fs::read_to_string(&log).unwrap(),
+            "template app charts/app --namespace apps\nshow chart charts/app\nversion --short\n"
+        );
+    }
+
+    #[test]
+    fn offline_pull_is_a_placeholder_chartify_accepts() {
+        let d = tempfile::tempdir().unwrap();
+        let (front, log) = offline_front(d.path());
+        let dest = d.path().join("dest");
+        let (code, _, err) = call(
+            &front,
+            d.path(),
+            &[
+                "pull",
+                "oci://ghcr.io/x/charts/app",
+                "--version",
+                "v1.2.3",
+                "--destination",
+                dest.to_str().unwrap(),
+                "--untar",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        let chart = dest.join("app");
+        let meta = std::fs::read_to_string(chart.join("Chart.yaml")).unwrap();
+        assert!(meta.contains("name: app\nversion: 1.2.3\n"), "{meta}");
+        // One template (chartify needs a rendered file), and the marker the kustomize front reads.
+        assert!(chart.join("templates/placeholder.yaml").is_file());
+        assert!(chart.join(super::super::seal::PLACEHOLDER_MARKER).is_file());
+        assert!(!log.exists());
+    }
 }

@@ -1,12 +1,15 @@
 //! Locating and running the real `helmfile` and `helm` binaries: the one place that knows where
-//! they are (and, with `--chart-mirror`, the generated helm front in `mirror`). The loader
-//! (`stack::load`) and `render` both run them through here.
+//! they are (and, offline or with `--chart-mirror`, the generated helm front in `mirror`; offline,
+//! the seal in `seal` with its Landlock sandbox in `sandbox`, and helmfile's own downloads in
+//! `remote`). The loader (`stack::load`) and `render` both run them through here.
 //!
 //! Lookup order for each tool: the environment variable `NVCF_HELMFILE` / `NVCF_HELM` (an explicit
 //! path), then `.tools/bin/<tool>` in the state's directory or any parent (where `ci/setup`
 //! installs the pinned, hash-verified tools), then `PATH`.
 
 pub mod mirror;
+pub mod remote;
+pub mod sandbox;
 pub mod seal;
 
 use anyhow::{bail, Context, Result};
@@ -20,6 +23,9 @@ pub struct Tools {
     pub helm: PathBuf,
     /// Environment every helmfile and helm run gets (the sealed environment offline, see `seal`).
     pub env: Vec<(String, std::ffi::OsString)>,
+    /// Sealed (offline): the only directories helmfile, helm and what they start may write into
+    /// (Landlock, see `sandbox`); `None`: not confined (online, or a mirror without --offline).
+    pub writable: Option<Vec<PathBuf>>,
 }
 
 impl Tools {
@@ -32,6 +38,7 @@ impl Tools {
                 helmfile,
                 helm,
                 env: Vec::new(),
+                writable: None,
             }),
             (hf, h) => {
                 let missing: Vec<&str> = [("helmfile", hf.is_none()), ("helm", h.is_none())]
@@ -51,17 +58,32 @@ impl Tools {
 
     /// A `helmfile` command for a state file, using our helm.
     pub fn helmfile(&self, state: &Path, environment: &str) -> Command {
+        self.helmfile_writing(state, environment, &[])
+    }
+
+    /// A `helmfile` command that may also write beneath `output` (a render output directory's
+    /// parent) when the run is sealed.
+    pub fn helmfile_writing(&self, state: &Path, environment: &str, output: &[&Path]) -> Command {
         let mut c = Command::new(&self.helmfile);
         c.arg("--file").arg(state).arg("--environment").arg(environment);
         c.arg("--helm-binary").arg(&self.helm).arg("--no-color");
         c.envs(self.env.iter().map(|(k, v)| (k, v)));
+        self.confine(&mut c, output);
         c
     }
 
     pub fn helm(&self) -> Command {
         let mut c = Command::new(&self.helm);
         c.envs(self.env.iter().map(|(k, v)| (k, v)));
+        self.confine(&mut c, &[]);
         c
+    }
+
+    /// Sealed: Landlock for `c` (writes only to `writable` and `extra`, no TCP).
+    fn confine(&self, c: &mut Command, extra: &[&Path]) {
+        let Some(w) = &self.writable else { return };
+        let dirs: Vec<&Path> = w.iter().map(PathBuf::as_path).chain(extra.iter().copied()).collect();
+        sandbox::confine_or_block(c, &dirs);
     }
 }
 
@@ -145,11 +167,21 @@ fn find_tool(name: &str, var: &str, start: &Path) -> Option<PathBuf> {
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
-/// Run a command and return its output, or an error carrying the tail of its stderr.
+/// Run a command and return its output, or an error carrying the tail of its stderr. A sealed
+/// helmfile command that fails in helmfile's own download code (go-getter) is retried once with
+/// its download cache primed, and otherwise fails naming the remote file (see `remote`).
 pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
-    let out = cmd
+    let mut out = cmd
         .output()
         .with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
+    if !out.status.success() && remote::is_download_failure(&String::from_utf8_lossy(&out.stderr)) {
+        if let Some(retried) = remote::retry_primed(cmd) {
+            out = retried.with_context(|| format!("{what}: cannot start {:?}", cmd.get_program()))?;
+        }
+        if !out.status.success() && remote::is_download_failure(&String::from_utf8_lossy(&out.stderr)) {
+            bail!("{}", remote::explain_failure(cmd, what, &out));
+        }
+    }
     if !out.status.success() {
         bail!("{what} failed ({}):\n{}", out.status, tail(&out.stderr, &out.stdout));
     }

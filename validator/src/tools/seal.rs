@@ -1,26 +1,35 @@
-//! The sealed environment of an offline (or mirror) run: helmfile and helm, and whatever they
-//! start (helm plugins, `git` for remote `git::` helmfiles, hooks' commands), get
+//! The sealed environment of an offline run: helmfile and helm, and whatever they start (helm
+//! plugins, `git` for remote `git::` helmfiles, hooks' commands, `exec` in templates), get
 //!
+//! - a Landlock sandbox (`sandbox`, where the kernel has it): writes only inside the seal's
+//!   scratch directory, the helm front's work directory and the render output directory (plus
+//!   `/dev/null`), and no TCP `connect` or `bind` at all, loopback included;
 //! - every proxy variable pointing at a closed loopback port and an empty `NO_PROXY`, so any
 //!   HTTP(S) request (registry, repository index, git over https) fails at once instead of
-//!   reaching the network or hanging;
-//! - `git` and `kubectl` fronts first on `PATH` that refuse at once (remote `git::` helmfiles,
-//!   hooks calling `kubectl`), plus `GIT_SSH_COMMAND=false` and no terminal prompt;
-//! - an empty `KUBECONFIG` and `HOME`, `XDG_*` and `HELM_*` config, cache and data directories
-//!   inside a scratch directory, so no cluster, repository list, registry login or credential
-//!   of the user is seen, and nothing is written outside the scratch directory.
+//!   reaching the network or hanging, also where Landlock is missing;
+//! - `git`, `kubectl` and `kustomize` fronts first on `PATH`: `git` and `kubectl` refuse at once
+//!   (remote `git::` helmfiles, hooks calling `kubectl`), `kustomize` answers for offline
+//!   placeholder charts and otherwise runs the real one (or says it is missing); plus
+//!   `GIT_SSH_COMMAND=false` and no terminal prompt;
+//! - an empty `KUBECONFIG` (mode 0600) and `HOME`, `XDG_*`, `HELM_*` and `HELMFILE_CACHE_HOME`
+//!   directories inside the scratch directory, so no cluster, repository list, registry login or
+//!   credential of the user is seen.
 //!
-//! Hooks still run commands (helmfile runs `prepare` hooks while templating): the seal takes
-//! their network, cluster and credentials away, not the commands themselves; see the trust model
-//! in the README.
+//! Hooks still run commands (helmfile runs `prepare` hooks while loading the state): the seal
+//! takes their network, cluster, credentials and writes away, not the commands themselves, nor
+//! what they can read; see the trust model in the README.
 
 use super::Tools;
 use anyhow::{Context, Result};
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// A loopback port nothing listens on (the discard port); connecting fails at once.
 pub const CLOSED_PROXY: &str = "http://127.0.0.1:9";
+
+/// Set in the environment of every sealed tool: the scratch directory (the retry of a
+/// go-getter download finds the seal through it, see `remote`).
+pub const MARKER: &str = "NVCF_VALIDATE_SEALED";
 
 /// Where the seal's proxies point: `NVCF_SEALED_PROXY` when set (the realworld tests point it at
 /// a listener that counts connection attempts), else `CLOSED_PROXY`.
@@ -32,8 +41,69 @@ fn proxy() -> OsString {
 
 /// Commands a state reaches the network or a cluster with besides helm: remote `git::`
 /// helmfiles (helmfile clones them with `git`) and hooks that call `kubectl`. Offline they are
-/// answered by a front that refuses at once, naming the seal.
+/// answered by a front that refuses at once, naming the seal. (An absolute `/usr/bin/kubectl`
+/// bypasses the front; Landlock then still takes its network away.)
 const REFUSED: &[&str] = &["git", "kubectl"];
+
+/// The marker file of an offline placeholder chart (see `mirror::front`): the `kustomize` front
+/// answers for a chart that holds it.
+pub const PLACEHOLDER_MARKER: &str = "nvcf-validate-placeholder";
+
+/// The directory the sealed tools may write into (everything else of the scratch directory —
+/// the fronts, the kubeconfig — stays read-only to them).
+pub fn writable(scratch: &Path) -> PathBuf {
+    scratch.join("w")
+}
+
+fn write_script(p: &Path, text: &str) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(p, text).with_context(|| format!("writing {}", p.display()))?;
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755))?;
+    Ok(())
+}
+
+fn shq(p: &Path) -> String {
+    format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
+}
+
+/// The `kustomize` front. helmfile (chartify) runs `kustomize build` for releases with
+/// `strategicMergePatches`, `jsonPatches` or `transformers`, while it merely loads the state. For
+/// an offline placeholder chart (a remote chart that was not fetched; never rendered) the front
+/// answers with the placeholder's one object; for any other chart it runs the real kustomize, or,
+/// when none is installed, fails naming what to install.
+fn kustomize_front(real: Option<&Path>) -> String {
+    format!(
+        r#"#!/bin/sh
+# Written by nvcf-validate for one sealed run (see validator/src/tools/seal.rs).
+REAL={real}
+sub="$1"
+outfile() {{
+  while [ $# -gt 0 ]; do
+    case "$1" in --output|-o) echo "$2"; return ;; --output=*) echo "${{1#*=}}"; return ;; esac
+    shift
+  done
+}}
+if [ "$1" = build ]; then
+  dir="$2"; out=$(outfile "$@")
+  if [ -n "$dir" ] && [ -n "$(find "$dir" -maxdepth 3 -name {marker} -print -quit 2>/dev/null)" ]; then
+    doc='apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: nvcf-validate-offline-placeholder
+'
+    if [ -n "$out" ]; then printf '%s' "$doc" > "$out"; else printf '%s' "$doc"; fi
+    exit 0
+  fi
+fi
+if [ -n "$REAL" ]; then exec "$REAL" "$@"; fi
+if [ "$sub" = version ]; then echo "v5.0.0 (nvcf-validate placeholder: kustomize is not installed)"; exit 0; fi
+echo "nvcf-validate: \`kustomize $sub\` cannot run: kustomize is not installed, and helmfile needs it to apply a release's strategicMergePatches, jsonPatches or transformers; install kustomize (v5) on PATH" >&2
+exit 127
+"#,
+        real = real.map(shq).unwrap_or_else(|| "''".into()),
+        marker = PLACEHOLDER_MARKER,
+    )
+}
 
 /// The sealed environment, rooted in `scratch` (created by the caller, removed with it).
 pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
@@ -51,16 +121,19 @@ pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
     let bin = scratch.join("bin");
     std::fs::create_dir_all(&bin).with_context(|| format!("creating {}", bin.display()))?;
     for cmd in REFUSED {
-        use std::os::unix::fs::PermissionsExt;
-        let p = bin.join(cmd);
         let script = format!(
             "#!/bin/sh\necho \"nvcf-validate --offline: \\`{cmd} $*\\` refused (offline runs are sealed: no network, no cluster)\" >&2\nexit 1\n"
         );
-        std::fs::write(&p, script).with_context(|| format!("writing {}", p.display()))?;
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755))?;
+        write_script(&bin.join(cmd), &script)?;
     }
+    let user_path: Vec<PathBuf> = std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .collect();
+    let real_kustomize = user_path.iter().map(|d| d.join("kustomize")).find(|p| p.is_file());
+    write_script(&bin.join("kustomize"), &kustomize_front(real_kustomize.as_deref()))?;
     let mut path = vec![bin];
-    path.extend(std::env::var_os("PATH").iter().flat_map(std::env::split_paths));
+    path.extend(user_path);
     env.push(("PATH".into(), std::env::join_paths(path).context("building PATH")?));
     for v in ["NO_PROXY", "no_proxy"] {
         env.push((v.into(), OsString::new()));
@@ -68,9 +141,23 @@ pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
     env.push(("GIT_SSH_COMMAND".into(), "false".into()));
     env.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
     env.push(("GIT_CONFIG_NOSYSTEM".into(), "1".into()));
+    // An empty kubeconfig, private to us: helm warns about (and prints into every error) a
+    // group- or world-readable one.
     let kubeconfig = scratch.join("kubeconfig");
-    std::fs::write(&kubeconfig, "").with_context(|| format!("writing {}", kubeconfig.display()))?;
+    {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&kubeconfig)
+            .and_then(|mut f| f.write_all(b""))
+            .with_context(|| format!("writing {}", kubeconfig.display()))?;
+    }
     env.push(("KUBECONFIG".into(), kubeconfig.into_os_string()));
+    let w = writable(scratch);
     for (var, sub) in [
         ("HOME", "home"),
         ("XDG_CONFIG_HOME", "config"),
@@ -79,30 +166,152 @@ pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
         ("HELM_CONFIG_HOME", "helm/config"),
         ("HELM_CACHE_HOME", "helm/cache"),
         ("HELM_DATA_HOME", "helm/data"),
+        // helmfile's go-getter downloads (`chart:`/`values:` URLs): primed offline, see `remote`.
+        ("HELMFILE_CACHE_HOME", "helmfile-cache"),
         // helmfile unpacks pulls (placeholders included) under the temporary directory.
         ("TMPDIR", "tmp"),
     ] {
-        let d = scratch.join(sub);
+        let d = w.join(sub);
         std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
         env.push((var.into(), d.into_os_string()));
     }
     env.push((
         "HELM_REPOSITORY_CONFIG".into(),
-        scratch.join("helm/config/repositories.yaml").into_os_string(),
+        w.join("helm/config/repositories.yaml").into_os_string(),
     ));
     env.push((
         "HELM_REGISTRY_CONFIG".into(),
-        scratch.join("helm/config/registry/config.json").into_os_string(),
+        w.join("helm/config/registry/config.json").into_os_string(),
     ));
     env.push((
         "HELM_REPOSITORY_CACHE".into(),
-        scratch.join("helm/cache/repository").into_os_string(),
+        w.join("helm/cache/repository").into_os_string(),
     ));
+    env.push((MARKER.into(), scratch.as_os_str().to_owned()));
     Ok(env)
 }
 
-/// `tools` running in the sealed environment rooted in `scratch`.
+/// Tests only: one more directory the sealed tools may write into (the realworld tests' recording
+/// helm logs there). Reported by `offline-seal-partial` whenever it is set.
+pub const TEST_WRITABLE_VAR: &str = "NVCF_TEST_SEAL_WRITABLE";
+
+fn test_writable() -> Option<PathBuf> {
+    std::env::var_os(TEST_WRITABLE_VAR)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// What the seal of an offline run does not enforce on this machine, in words (empty: every
+/// promise of the README holds): Landlock missing or too old, or the tests' extra directory.
+pub fn weaknesses() -> Vec<String> {
+    let cov = super::sandbox::coverage();
+    let mut v = Vec::new();
+    let gaps = cov.gaps();
+    if !gaps.is_empty() {
+        let why = match cov.abi {
+            0 => "Landlock is not available to this process (Linux 5.13 or later with Landlock enabled is needed; a                   container's seccomp filter may also refuse it)"
+                .to_string(),
+            n => format!("the kernel's Landlock ABI is {n} (truncation needs 3, TCP needs 4)"),
+        };
+        v.push(format!("not enforced by the kernel: {}; {why}", gaps.join(", ")));
+    }
+    if let Some(d) = test_writable() {
+        v.push(format!(
+            "{TEST_WRITABLE_VAR} lets the sealed tools write into {}",
+            d.display()
+        ));
+    }
+    v
+}
+
+/// `tools` running in the sealed environment rooted in `scratch`: its environment, and the
+/// Landlock sandbox allowing writes only to the scratch directory's writable part and the
+/// directories `tools` already allows (the helm front's work directory).
 pub fn seal(mut tools: Tools, scratch: &Path) -> Result<Tools> {
     tools.env.extend(environment(scratch)?);
+    let mut dirs = tools.writable.take().unwrap_or_default();
+    dirs.push(writable(scratch));
+    dirs.extend(test_writable());
+    // Fail here, naming the directory, rather than at every command.
+    if super::sandbox::coverage().abi > 0 {
+        let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
+        super::sandbox::ruleset(super::sandbox::coverage().abi, &refs)?;
+    }
+    tools.writable = Some(dirs);
     Ok(tools)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kubeconfig_is_private_and_empty() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let env = environment(d.path()).unwrap();
+        let k = env.iter().find(|(k, _)| k == "KUBECONFIG").unwrap();
+        let meta = std::fs::metadata(&k.1).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(meta.len(), 0);
+        // Everything the tools write goes below the writable part; the fronts stay outside it.
+        for var in [
+            "HOME",
+            "TMPDIR",
+            "HELMFILE_CACHE_HOME",
+            "HELM_CACHE_HOME",
+            "XDG_CACHE_HOME",
+        ] {
+            let v = &env.iter().find(|(k, _)| k == var).unwrap().1;
+            assert!(Path::new(v).starts_with(writable(d.path())), "{var}");
+        }
+        assert!(!d.path().join("bin").starts_with(writable(d.path())));
+    }
+
+    #[test]
+    fn kustomize_front_answers_placeholders_and_names_what_is_missing() {
+        let d = tempfile::tempdir().unwrap();
+        let front = d.path().join("kustomize");
+        write_script(&front, &kustomize_front(None)).unwrap();
+        let chart = d.path().join("chart");
+        std::fs::create_dir_all(&chart).unwrap();
+        std::fs::write(chart.join(PLACEHOLDER_MARKER), "").unwrap();
+        let out = d.path().join("all.yaml");
+        let s = std::process::Command::new(&front)
+            .args(["build"])
+            .arg(&chart)
+            .arg("--output")
+            .arg(&out)
+            .arg("--enable-alpha-plugins")
+            .status()
+            .unwrap();
+        assert!(s.success());
+        assert!(std::fs::read_to_string(&out)
+            .unwrap()
+            .contains("nvcf-validate-offline-placeholder"));
+        // A real chart without kustomize installed: a clear refusal.
+        let real = d.path().join("real");
+        std::fs::create_dir_all(&real).unwrap();
+        let o = std::process::Command::new(&front)
+            .arg("build")
+            .arg(&real)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(127));
+        assert!(String::from_utf8_lossy(&o.stderr).contains("`kustomize build` cannot run: kustomize is not installed"));
+        // With a kustomize installed, a real chart goes to it with every argument.
+        let stub = d.path().join("real-kustomize");
+        write_script(&stub, "#!/bin/sh\necho \"real $*\"\n").unwrap();
+        write_script(&front, &kustomize_front(Some(&stub))).unwrap();
+        let o = std::process::Command::new(&front)
+            .arg("build")
+            .arg(&real)
+            .args(["--output", "x.yaml"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&o.stdout).trim(),
+            format!("real build {} --output x.yaml", real.display())
+        );
+    }
 }
