@@ -161,6 +161,7 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
     };
     findings.extend(rules::policy::settings_findings(&policy));
     findings = sink::apply(findings, &policy, &overrides, now.date());
+    findings = crate::fold::fold(findings);
     // A render failure is a finding's consequence only while an unwaived error of a state rule
     // stands in that environment (after -A/-W, severities and waivers); otherwise the gate could
     // not validate the environment and says so.

@@ -42,19 +42,19 @@ fn related_locations_in_json_sarif_and_human() {
     assert_eq!(findings.len(), 1, "one cause, one finding: {findings:#?}");
     let related = findings[0]["related"].as_array().unwrap();
     let kinds: Vec<&str> = related.iter().map(|r| r["object"]["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["StatefulSet", "Pod"]);
+    assert_eq!(kinds, ["StatefulSet", "Pod", "Pod"]);
     assert!(related.iter().all(|r| r["source"]["line"].as_u64().is_some()));
 
     let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
     let result = &sarif["runs"][0]["results"][0];
     let locs = result["relatedLocations"].as_array().unwrap();
-    assert_eq!(locs.len(), 2);
+    assert_eq!(locs.len(), 3);
     for (i, l) in locs.iter().enumerate() {
         assert_eq!(l["id"], i + 1);
         assert!(l["physicalLocation"]["region"]["startLine"].as_u64().unwrap() >= 1);
-        assert!(l["message"]["text"].as_str().unwrap().contains("plain HTTP"));
+        assert!(l["message"]["text"].as_str().unwrap().contains("http://"));
     }
 
     let human = run("human");
-    assert_eq!(human.matches("      also ").count(), 2, "{human}");
+    assert_eq!(human.matches("      also ").count(), 3, "{human}");
 }

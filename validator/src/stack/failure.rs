@@ -67,6 +67,8 @@ pub fn duplicate_state(e: &anyhow::Error, inputs: &Inputs, env: &str) -> Option<
             version: scanned.and_then(|s| s.version.clone()),
             devel: false,
             insecure_tls: None,
+            devel_from_defaults: false,
+            helm_defaults_line: None,
             needs: Vec::new(),
             declared_values: Vec::new(),
             values: Value::Null,

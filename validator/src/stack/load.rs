@@ -213,6 +213,10 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
             });
         }
         let defaults = d.doc.get("helmDefaults");
+        let defaults_line = source
+            .lines()
+            .position(|l| l.starts_with("helmDefaults:"))
+            .map(|i| i + 1);
         for r in d.doc.get("releases").and_then(Value::as_array).into_iter().flatten() {
             let name = str_of(r, "name");
             let declared_ns = r
@@ -277,6 +281,8 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 }),
                 devel: effective_devel(r, defaults),
                 insecure_tls: insecure_tls(r, defaults),
+                devel_from_defaults: devel_from_defaults(r, defaults),
+                helm_defaults_line: defaults_line,
                 namespace_unset,
                 installed,
                 needs,
@@ -306,6 +312,12 @@ pub fn effective_devel(release: &Value, defaults: Option<&Value>) -> bool {
         Some(v @ (Value::Bool(_) | Value::String(_))) => truthy(Some(v)),
         _ => truthy(defaults.and_then(|h| h.get("devel"))),
     }
+}
+
+/// Whether `devel` is on only through `helmDefaults.devel`.
+pub fn devel_from_defaults(release: &Value, defaults: Option<&Value>) -> bool {
+    !matches!(release.get("devel"), Some(Value::Bool(_) | Value::String(_)))
+        && truthy(defaults.and_then(|h| h.get("devel")))
 }
 
 /// What turns TLS verification off for a release's chart fetches (helmfile ORs the release's
@@ -374,6 +386,9 @@ pub fn add_scanned(state: &mut EnvState, scanned: &[ScannedRelease], docs: &[Sta
                 .devel
                 .unwrap_or_else(|| truthy(doc.and_then(|d| d.doc.get("helmDefaults")).and_then(|h| h.get("devel")))),
             insecure_tls: None,
+            devel_from_defaults: s.devel.is_none()
+                && truthy(doc.and_then(|d| d.doc.get("helmDefaults")).and_then(|h| h.get("devel"))),
+            helm_defaults_line: None,
             namespace_unset: unset,
             installed,
             needs: s.needs.clone(),

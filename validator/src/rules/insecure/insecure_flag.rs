@@ -61,11 +61,11 @@ fn scan_values(
                         if s.trim_start().starts_with('-') {
                             let mut words = Vec::new();
                             push_words(s, &mut words);
-                            for (shown, effect) in insecure_flags(&words) {
+                            for sw in insecure_flags(&words) {
                                 hits.push(Hit {
                                     path: show_path(path),
-                                    shown: format!("{}: {shown}", show_path(path)),
-                                    effect,
+                                    shown: format!("{}: {}", show_path(path), sw.shown),
+                                    effect: sw.effect,
                                 });
                             }
                         }
@@ -82,11 +82,11 @@ fn scan_values(
                 for w in &words {
                     push_words(w, &mut tokens);
                 }
-                for (shown, effect) in insecure_flags(&tokens) {
+                for sw in insecure_flags(&tokens) {
                     hits.push(Hit {
                         path: show_path(path),
-                        shown: format!("{}: {shown}", show_path(path)),
-                        effect,
+                        shown: format!("{}: {}", show_path(path), sw.shown),
+                        effect: sw.effect,
                     });
                 }
             }
@@ -105,22 +105,55 @@ fn scan_values(
 pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for obj in rendered(ctx.graph) {
+        // One switch in one pod template is one cause, however many of its containers, probes
+        // and hooks repeat it.
+        let cause = |name: &str| format!("{}/{}/{}:{}", obj.kind, obj.namespace.as_deref().unwrap_or(""), obj.name, name);
         for (list, c) in obj.containers() {
             let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
-            for (place, words) in commands(c) {
+            for (place, cmds) in commands(c) {
                 let runs = if place.is_empty() {
                     "runs with".to_string()
                 } else {
                     format!("runs, in its {place} exec command,")
                 };
-                for (shown, effect) in insecure_flags(&words) {
-                    let needle = shown.split(['=', ' ']).next().unwrap_or(&shown).to_string();
-                    out.push(
-                        Finding::object_at(INSECURE_FLAG, obj, &needle, format!("{who} {runs} `{shown}`, which {effect}"))
-                            .with_help(format!(
-                                "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
-                            )),
-                    );
+                let sets = if place.is_empty() {
+                    "sets, in its command line,".to_string()
+                } else {
+                    format!("sets, in its {place} exec command,")
+                };
+                for cmd in &cmds {
+                    for (name, value) in &cmd.assigns {
+                        if let Some(effect) = insecure_setting(name, &Value::String(value.clone())) {
+                            out.push(
+                                Finding::object_at(
+                                    INSECURE_FLAG,
+                                    obj,
+                                    &format!("{name}="),
+                                    format!("{who} {sets} `{name}={}`, which {effect}", short(&Value::String(value.clone()))),
+                                )
+                                .with_help(format!(
+                                    "remove `{name}` or set it to false; trust comes from the certificate and the trust bundle"
+                                ))
+                                .with_cause(cause(&norm(name))),
+                            );
+                        }
+                    }
+                    for sw in command_switches(cmd) {
+                        let needle = sw
+                            .shown
+                            .trim_start_matches("curl ")
+                            .split(['=', ' '])
+                            .next()
+                            .unwrap_or(&sw.shown)
+                            .to_string();
+                        out.push(
+                            Finding::object_at(INSECURE_FLAG, obj, &needle, format!("{who} {runs} `{}`, which {}", sw.shown, sw.effect))
+                                .with_help(format!(
+                                    "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
+                                ))
+                                .with_cause(cause(&sw.name)),
+                        );
+                    }
                 }
             }
             for EnvVar {
@@ -141,7 +174,8 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                         )
                         .with_help(format!(
                             "remove `{name}` or set it to false; trust comes from the certificate and the trust bundle"
-                        )),
+                        ))
+                        .with_cause(cause(&norm(&name))),
                     );
                 }
             }
@@ -213,20 +247,32 @@ fn state_tls_hits(ctx: &Ctx, state: &crate::stack::EnvState) -> Vec<Finding> {
     }
     for r in state.installed() {
         if let Some(what) = &r.insecure_tls {
-            out.push(
-                Finding::state(
-                    INSECURE_FLAG,
-                    Some(ctx.environment),
-                    Some(r.id()),
+            let f = Finding::state(
+                INSECURE_FLAG,
+                Some(ctx.environment),
+                Some(r.id()),
+                &r.file,
+                r.line,
+                format!(
+                    "release {}: `{what}` makes helm fetch its chart without verifying the server certificate",
+                    r.id()
+                ),
+            )
+            .with_help("remove it; give helm the repository's CA (`caFile:`) instead");
+            // Inherited from helmDefaults: one finding at that line, each release related.
+            let f = match what.strip_prefix("helmDefaults.") {
+                Some(setting) => f.with_cause_at(
+                    format!("helmDefaults@{}:{setting}", r.file),
                     &r.file,
-                    r.line,
+                    r.helm_defaults_line,
                     format!(
-                        "release {}: `{what}` makes helm fetch its chart without verifying the server certificate",
-                        r.id()
+                        "{}: `helmDefaults.{setting}` makes helm fetch the chart of every release of this state file without verifying the server certificate",
+                        r.file
                     ),
-                )
-                .with_help("remove it; give helm the repository's CA (`caFile:`) instead"),
-            );
+                ),
+                None => f,
+            };
+            out.push(f);
         }
     }
     out
@@ -264,11 +310,11 @@ fn release_value_hits(r: &Release) -> Vec<Hit> {
             Value::String(s) if s.trim_start().starts_with('-') => {
                 let mut words = Vec::new();
                 push_words(s, &mut words);
-                for (shown, effect) in insecure_flags(&words) {
+                for sw in insecure_flags(&words) {
                     hits.push(Hit {
                         path: format!("set {name}"),
-                        shown: format!("set {name}={shown}"),
-                        effect,
+                        shown: format!("set {name}={}", sw.shown),
+                        effect: sw.effect,
                     });
                 }
             }

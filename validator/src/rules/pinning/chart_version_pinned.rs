@@ -9,19 +9,30 @@ pub(super) fn chart_version_pinned(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in state.installed() {
         if r.devel {
-            out.push(
-                state_finding(
-                    CHART_VERSION_PINNED,
-                    ctx,
-                    r,
+            let mut f = state_finding(
+                CHART_VERSION_PINNED,
+                ctx,
+                r,
+                format!(
+                    "release {}: `devel: true` (its own or `helmDefaults.devel`) lets helm pick pre-release chart versions of {}",
+                    r.id(),
+                    r.chart
+                ),
+            )
+            .with_help("remove `devel: true` and pin the exact released version");
+            if r.devel_from_defaults {
+                // One setting, one finding: at the helmDefaults line, each release related.
+                f = f.with_cause_at(
+                    format!("helmDefaults@{}:devel", r.file),
+                    &r.file,
+                    r.helm_defaults_line,
                     format!(
-                        "release {}: `devel: true` (its own or `helmDefaults.devel`) lets helm pick pre-release chart versions of {}",
-                        r.id(),
-                        r.chart
+                        "{}: `helmDefaults.devel: true` lets helm pick pre-release chart versions for every release of this state file that sets no `devel` of its own",
+                        r.file
                     ),
-                )
-                .with_help("remove `devel: true` and pin the exact released version"),
-            );
+                );
+            }
+            out.push(f);
         }
         if !matches!(r.chart_ref, ChartRef::Repo { .. } | ChartRef::Oci { .. }) {
             continue;
