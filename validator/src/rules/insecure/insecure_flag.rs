@@ -125,9 +125,11 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                     for (name, value) in &cmd.assigns {
                         if let Some(effect) = insecure_setting(name, &Value::String(value.clone())) {
                             out.push(
-                                Finding::object_at(
+                                container_finding(
                                     INSECURE_FLAG,
                                     obj,
+                                    c,
+                                    place,
                                     &format!("{name}="),
                                     format!("{who} {sets} `{name}={}`, which {effect}", short(&Value::String(value.clone()))),
                                 )
@@ -147,7 +149,7 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                             .unwrap_or(&sw.shown)
                             .to_string();
                         out.push(
-                            Finding::object_at(INSECURE_FLAG, obj, &needle, format!("{who} {runs} `{}`, which {}", sw.shown, sw.effect))
+                            container_finding(INSECURE_FLAG, obj, c, place, &needle, format!("{who} {runs} `{}`, which {}", sw.shown, sw.effect))
                                 .with_help(format!(
                                     "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
                                 ))
@@ -166,9 +168,11 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                 if let Some(effect) = insecure_setting(&name, &value) {
                     let via = from.map(|f| format!(" (from {f})")).unwrap_or_default();
                     out.push(
-                        Finding::object_at(
+                        container_finding(
                             INSECURE_FLAG,
                             obj,
+                            c,
+                            "",
                             &needle,
                             format!("{who} sets `{name}={}`{via}, which {effect}", short(&value)),
                         )
@@ -281,8 +285,8 @@ fn state_tls_hits(ctx: &Ctx, state: &crate::stack::EnvState) -> Vec<Finding> {
 /// Insecure settings in a release's values: the merged values (or, when helmfile could not
 /// compute them, the inline values) and `set:` entries.
 fn release_value_hits(r: &Release) -> Vec<Hit> {
-    let bao = is_openbao(r);
-    // The OpenBao chart's `global.tlsDisable` is plaintext-endpoint's finding.
+    let bao = is_openbao(r) || server_config::configures_server(&effective_values(r));
+    // An OpenBao/Vault server's `global.tlsDisable` is plaintext-endpoint's finding.
     let skip = move |p: &[String]| bao && p.len() == 2 && p[0] == "global" && p[1] == "tlsDisable";
     let mut hits = Vec::new();
     if r.values.is_null() {

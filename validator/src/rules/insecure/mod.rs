@@ -296,6 +296,34 @@ fn env_of(g: &Graph, obj: &Object, c: &Value) -> Vec<EnvVar> {
     out
 }
 
+/// A finding about one container of `obj`, pointing at the line of `needle` inside that
+/// container (and inside its probe or hook `place`, when given), so that the same flag in two
+/// containers points at two lines.
+pub(crate) fn container_finding(rule: &'static str, obj: &Object, c: &Value, place: &str, needle: &str, message: String) -> Finding {
+    let mut f = Finding::object(rule, obj, message);
+    let name = format!("name: {}", container_name(c));
+    let place = place.rsplit('.').next().unwrap_or(place);
+    let mut path = vec![name.as_str()];
+    let place_key = format!("{place}:");
+    if !place.is_empty() {
+        path.push(&place_key);
+    }
+    path.push(needle);
+    let line = obj.line_of_path(&path, |line, n| match n.strip_prefix("name: ") {
+        // `name: x`, `- name: "x"`, `{name: x, …}`: the container's own name, not a prefix of it.
+        Some(want) => line.match_indices("name:").any(|(i, _)| {
+            let v = line[i + 5..].trim_start();
+            let v = v.split([',', '}', ' ', '\t']).next().unwrap_or_default();
+            v.trim_matches(|c| c == '"' || c == '\'') == want
+        }),
+        None => line.contains(n),
+    });
+    if let Some(src) = f.source.as_mut() {
+        src.line = line;
+    }
+    f
+}
+
 fn container_name(c: &Value) -> &str {
     c.get("name").and_then(Value::as_str).unwrap_or("?")
 }

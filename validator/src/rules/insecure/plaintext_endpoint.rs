@@ -74,7 +74,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
             let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
             if let Some(shown) = dev_server(c) {
                 roots.push(
-                    Finding::object_at(PLAINTEXT_ENDPOINT, obj, "-dev", format!("{who} runs `{shown}`: an OpenBao/Vault dev server, in memory, unsealed, with a root token and a plaintext listener"))
+                    container_finding(PLAINTEXT_ENDPOINT, obj, c, "", "-dev", format!("{who} runs `{shown}`: an OpenBao/Vault dev server, in memory, unsealed, with a root token and a plaintext listener"))
                         .with_help("run a real server with a listener that sets tls_cert_file/tls_key_file (or, for a local test only, `-dev-tls`)")
                         .with_cause(servers.of_workload(obj)),
                 );
@@ -97,7 +97,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                         if let Some(v) = value.filter(|_| !dial::is_listen_name(&f.name)) {
                             let what = format!("{}`{}`", place_word(place), f.flag);
                             if !dialed.iter().any(|d| d == v) {
-                                out.extend(plaintext_dial(ctx, &servers, obj, &who, &what, &f.flag, v));
+                                out.extend(plaintext_dial(ctx, &servers, obj, (c, place), &who, &what, &f.flag, v));
                                 dialed.push(v.to_string());
                             }
                         }
@@ -112,7 +112,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                         } else {
                             format!("{}an argument", place_word(place))
                         };
-                        out.extend(plaintext_dial(ctx, &servers, obj, &who, &what, w, w));
+                        out.extend(plaintext_dial(ctx, &servers, obj, (c, place), &who, &what, w, w));
                         dialed.push(w.clone());
                     }
                 }
@@ -134,7 +134,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                         _ => servers.of_workload(obj),
                     };
                     out.push(
-                        Finding::object_at(PLAINTEXT_ENDPOINT, obj, &needle, format!("{who} sets `{name}={text}`{via}: OpenBao/Vault is reached over plain HTTP"))
+                        container_finding(PLAINTEXT_ENDPOINT, obj, c, "", &needle, format!("{who} sets `{name}={text}`{via}: OpenBao/Vault is reached over plain HTTP"))
                             .with_help(format!("set `{name}` to the https:// address of the OpenBao listener and give the client its CA (BAO_CACERT/VAULT_CACERT)"))
                             .with_cause(cause),
                     );
@@ -142,7 +142,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                     out.push(dial_addr_finding(obj, &needle, &who, &text));
                 } else if norm(&name).ends_with("localconfig") && disables_tls(&text) {
                     roots.push(
-                        Finding::object_at(PLAINTEXT_ENDPOINT, obj, &needle, format!("{who}: `{name}`{via} configures a listener with tls_disable: the OpenBao/Vault API would be plaintext"))
+                        container_finding(PLAINTEXT_ENDPOINT, obj, c, "", &needle, format!("{who}: `{name}`{via} configures a listener with tls_disable: the OpenBao/Vault API would be plaintext"))
                             .with_help("remove tls_disable and set tls_cert_file/tls_key_file on the listener")
                             .with_cause(servers.of_workload(obj)),
                     );
@@ -151,6 +151,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                         ctx,
                         &servers,
                         obj,
+                        (c, ""),
                         &who,
                         &format!("`{name}`{via}"),
                         &needle,
@@ -289,10 +290,12 @@ fn place_word(place: &str) -> String {
 /// A plaintext dial address: `http://` or scheme-less `host:port` reaching a Service port that
 /// serves TLS or gRPC, or explicit `http://` to any host that is not loopback (unless the policy's
 /// `settings.plaintextAllowed` lists it with a reason). Its cause is the server it reaches.
+#[allow(clippy::too_many_arguments)]
 fn plaintext_dial(
     ctx: &Ctx,
     servers: &Servers,
     obj: &Object,
+    container: (&Value, &str),
     who: &str,
     what: &str,
     needle: &str,
@@ -303,6 +306,11 @@ fn plaintext_dial(
         return None;
     }
     let cause = servers.dial_cause(obj.namespace.as_deref(), &d);
+    // In a container: the line inside it; otherwise (a ConfigMap) the object's.
+    let at = |needle: &str, msg: String| match container {
+        (c, place) if !c.is_null() => container_finding(PLAINTEXT_ENDPOINT, obj, c, place, needle, msg),
+        _ => Finding::object_at(PLAINTEXT_ENDPOINT, obj, needle, msg),
+    };
     if let Some((svc, p)) = dial::service_port(ctx.graph, obj.namespace.as_deref(), &d) {
         if dial::serves_tls_or_grpc(p) {
             let pname = p.get("name").and_then(Value::as_str).unwrap_or("?");
@@ -317,7 +325,7 @@ fn plaintext_dial(
                 "no scheme (plaintext)"
             };
             return Some(
-                Finding::object_at(PLAINTEXT_ENDPOINT, obj, needle, format!(
+                at(needle, format!(
                     "{who}: {what} dials `{value}` with {scheme}, but {} port {} (`{pname}`{app}) serves TLS or gRPC: the client would speak cleartext to a TLS endpoint, or carry gRPC unencrypted",
                     svc.display(), d.port.unwrap_or(80)
                 ))
@@ -333,7 +341,7 @@ fn plaintext_dial(
         return None;
     }
     Some(
-        Finding::object_at(PLAINTEXT_ENDPOINT, obj, needle, format!(
+        at(needle, format!(
             "{who}: {what} dials `{value}`, plain http:// to `{}`, which is not loopback: requests and credentials cross the network in cleartext",
             d.host
         ))
@@ -406,7 +414,7 @@ fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec<Finding> {
             continue;
         }
         if dial::parse_dial(text).is_some() {
-            out.extend(plaintext_dial(ctx, servers, obj, &who, &format!("key `{key}`"), key, text));
+            out.extend(plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &format!("key `{key}`"), key, text));
             continue;
         }
         let doc = crate::yaml::value(text).ok().filter(|d| d.is_object() || d.is_array());
@@ -419,14 +427,14 @@ fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec<Finding> {
                 if dial::parse_dial(leaf).is_some() {
                     if !seen.contains(&leaf) {
                         seen.push(leaf);
-                        out.extend(plaintext_dial(ctx, servers, obj, &who, &what, leaf, leaf));
+                        out.extend(plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &what, leaf, leaf));
                     }
                     continue;
                 }
                 for w in http_words(leaf) {
                     if !seen.contains(&w) {
                         seen.push(w);
-                        out.extend(plaintext_dial(ctx, servers, obj, &who, &what, w, w));
+                        out.extend(plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &what, w, w));
                     }
                 }
             }
@@ -445,14 +453,14 @@ fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec<Finding> {
                 let plain_key = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
                 if plain_key && !dial::is_listen_name(k) && dial::parse_dial(v).is_some() && !seen.contains(&v) {
                     seen.push(v);
-                    out.extend(plaintext_dial(ctx, servers, obj, &who, &format!("key `{key}` (`{k}`)"), v, v));
+                    out.extend(plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &format!("key `{key}` (`{k}`)"), v, v));
                 }
             }
         }
         for w in http_words(text) {
             if !seen.iter().any(|s| s.contains(w)) {
                 seen.push(w);
-                out.extend(plaintext_dial(ctx, servers, obj, &who, &format!("key `{key}`"), w, w));
+                out.extend(plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &format!("key `{key}`"), w, w));
             }
         }
     }

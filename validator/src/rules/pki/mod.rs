@@ -103,7 +103,7 @@ pub static RULES: &[Rule] = &[
         summary: "something authenticates to OpenBao/Vault with a static token from a Secret or env (BAO_TOKEN, \
                   VAULT_TOKEN, tokenSecretRef); a warning when the token is optional (one-time bootstrap)",
         explain: include_str!("vault-token-static.md"),
-        scope: Scope::Objects,
+        scope: Scope::StateAndObjects,
         check: vault_token_static::check_token,
     },
     Rule {
