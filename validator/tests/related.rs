@@ -58,3 +58,41 @@ fn related_locations_in_json_sarif_and_human() {
     let human = run("human");
     assert_eq!(human.matches("      also ").count(), 3, "{human}");
 }
+
+/// One `helmDefaults` setting inherited by three releases: one finding per rule at the
+/// helmDefaults line (real helmfile, offline), each release a related location at its own line.
+#[test]
+fn a_helm_defaults_setting_is_reported_once_at_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    support::copy_dir(
+        &repo().join("validator/tests/stacks/fires-insecure-flag-helm-defaults"),
+        tmp.path(),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .args(["check", "--file", "helmfile.yaml", "--offline", "--format", "json"])
+        .current_dir(tmp.path())
+        .env("PATH", support::path_with_tools())
+        .env("XDG_CACHE_HOME", tmp.path().join(".cache"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for rule in ["insecure-flag", "chart-version-pinned"] {
+        let mine: Vec<&serde_json::Value> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == rule)
+            .collect();
+        assert_eq!(mine.len(), 1, "{rule}: {mine:#?}");
+        assert_eq!(mine[0]["source"]["line"], 5, "{rule}: {mine:#?}");
+        assert!(mine[0]["release"].is_null());
+        let lines: Vec<u64> = mine[0]["related"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["source"]["line"].as_u64().unwrap())
+            .collect();
+        assert_eq!(lines, [10, 13, 16], "{rule}");
+    }
+}

@@ -107,7 +107,15 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
     for obj in rendered(ctx.graph) {
         // One switch in one pod template is one cause, however many of its containers, probes
         // and hooks repeat it.
-        let cause = |name: &str| format!("{}/{}/{}:{}", obj.kind, obj.namespace.as_deref().unwrap_or(""), obj.name, name);
+        let cause = |name: &str| {
+            format!(
+                "{}/{}/{}:{}",
+                obj.kind,
+                obj.namespace.as_deref().unwrap_or(""),
+                obj.name,
+                name
+            )
+        };
         for (list, c) in obj.containers() {
             let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
             for (place, cmds) in commands(c) {
@@ -457,5 +465,60 @@ mod tests {
         let object_pass = mine(crate::rules::run(&c, Scope::Objects));
         assert_eq!(object_pass.len(), 1, "{object_pass:#?}");
         assert!(object_pass[0].object.is_some() && object_pass[0].message.contains("--quic-insecure"));
+    }
+
+    #[test]
+    fn one_switch_of_one_pod_is_one_finding() {
+        let f = crate::testkit::run_fixture("insecure", "fires-insecure-flag-one-cause", RULES);
+        let f: Vec<&Finding> = f.iter().filter(|f| f.rule == INSECURE_FLAG).collect();
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let lines: Vec<Option<usize>> = f[0]
+            .related
+            .iter()
+            .map(|r| r.source.as_ref().and_then(|s| s.line))
+            .collect();
+        // Containers `a` and `b`, each at its own line; the repeat in `b` is not listed twice.
+        assert_eq!(lines, [Some(20), Some(23)]);
+    }
+
+    #[test]
+    fn a_helm_defaults_setting_is_one_finding_at_its_line() {
+        let mut releases = Vec::new();
+        for (i, name) in ["a", "b", "c"].iter().enumerate() {
+            let mut r = rel(
+                "helmfile.yaml",
+                10 + 5 * i,
+                "nvcf",
+                name,
+                repo("r", name, "https://charts.example", false),
+            );
+            r.insecure_tls = Some("helmDefaults.insecureSkipTLSVerify: true".into());
+            r.helm_defaults_line = Some(2);
+            releases.push(r);
+        }
+        // A release's own setting is its own finding.
+        let mut own = rel(
+            "helmfile.yaml",
+            40,
+            "nvcf",
+            "d",
+            repo("r", "d", "https://charts.example", false),
+        );
+        own.insecure_tls = Some("insecureSkipTLSVerify: true".into());
+        releases.push(own);
+        let f = crate::fold::fold(run(INSECURE_FLAG, &state(releases, vec![]), &[]));
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert_eq!(f[0].source.as_ref().and_then(|s| s.line), Some(2));
+        assert!(f[0]
+            .message
+            .contains("`helmDefaults.insecureSkipTLSVerify: true` makes helm fetch the chart of every release"));
+        assert_eq!(f[0].release, None);
+        let lines: Vec<Option<usize>> = f[0]
+            .related
+            .iter()
+            .map(|r| r.source.as_ref().and_then(|s| s.line))
+            .collect();
+        assert_eq!(lines, [Some(10), Some(15), Some(20)]);
+        assert_eq!(f[1].release.as_deref(), Some("nvcf/d"));
     }
 }

@@ -299,7 +299,14 @@ fn env_of(g: &Graph, obj: &Object, c: &Value) -> Vec<EnvVar> {
 /// A finding about one container of `obj`, pointing at the line of `needle` inside that
 /// container (and inside its probe or hook `place`, when given), so that the same flag in two
 /// containers points at two lines.
-pub(crate) fn container_finding(rule: &'static str, obj: &Object, c: &Value, place: &str, needle: &str, message: String) -> Finding {
+pub(crate) fn container_finding(
+    rule: &'static str,
+    obj: &Object,
+    c: &Value,
+    place: &str,
+    needle: &str,
+    message: String,
+) -> Finding {
     let mut f = Finding::object(rule, obj, message);
     let name = format!("name: {}", container_name(c));
     let place = place.rsplit('.').next().unwrap_or(place);

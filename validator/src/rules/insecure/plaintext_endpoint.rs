@@ -211,7 +211,11 @@ fn dev_server(c: &Value) -> Option<String> {
 fn dev_flag(after: &[String]) -> Option<&String> {
     let on = |w: &&String, name: &str| {
         let f = w.trim_start_matches('-');
-        w.starts_with('-') && (f == name || f.strip_prefix(name).and_then(|r| r.strip_prefix('=')).is_some_and(truthy_str))
+        w.starts_with('-')
+            && (f == name
+                || f.strip_prefix(name)
+                    .and_then(|r| r.strip_prefix('='))
+                    .is_some_and(truthy_str))
     };
     let dev = after.iter().find(|w| on(w, "dev"))?;
     (!after.iter().any(|w| on(&w, "dev-tls"))).then_some(dev)
@@ -261,10 +265,15 @@ fn dev_args(ctx: &Ctx, r: &Release, server: bool) -> Vec<Finding> {
             }
         }
     }
-    walk(&effective_values(r), &mut Vec::new(), 0, &mut |p, v, s| judge(p, v, s || server));
+    walk(&effective_values(r), &mut Vec::new(), 0, &mut |p, v, s| {
+        judge(p, v, s || server)
+    });
     for (name, value) in &r.set {
         let path: Vec<&str> = name.split('.').collect();
-        if path.last().is_some_and(|l| norm(l.split('[').next().unwrap_or(l)).ends_with("args")) {
+        if path
+            .last()
+            .is_some_and(|l| norm(l.split('[').next().unwrap_or(l)).ends_with("args"))
+        {
             let in_server = server || path.iter().any(|p| norm(p) == "server");
             judge(&format!("set {name}"), value, in_server);
         }
@@ -389,7 +398,9 @@ fn http_words(text: &str) -> Vec<&str> {
         if l.starts_with('#') || l.starts_with("//") {
             continue;
         }
-        for w in l.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | '=' | ';' | '(' | ')' | '<' | '>')) {
+        for w in
+            l.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | '=' | ';' | '(' | ')' | '<' | '>'))
+        {
             if is_http(w) && !out.contains(&w) {
                 out.push(w);
             }
@@ -414,7 +425,16 @@ fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec<Finding> {
             continue;
         }
         if dial::parse_dial(text).is_some() {
-            out.extend(plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &format!("key `{key}`"), key, text));
+            out.extend(plaintext_dial(
+                ctx,
+                servers,
+                obj,
+                (&Value::Null, ""),
+                &who,
+                &format!("key `{key}`"),
+                key,
+                text,
+            ));
             continue;
         }
         let doc = crate::yaml::value(text).ok().filter(|d| d.is_object() || d.is_array());
@@ -427,7 +447,16 @@ fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec<Finding> {
                 if dial::parse_dial(leaf).is_some() {
                     if !seen.contains(&leaf) {
                         seen.push(leaf);
-                        out.extend(plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &what, leaf, leaf));
+                        out.extend(plaintext_dial(
+                            ctx,
+                            servers,
+                            obj,
+                            (&Value::Null, ""),
+                            &who,
+                            &what,
+                            leaf,
+                            leaf,
+                        ));
                     }
                     continue;
                 }
@@ -453,14 +482,32 @@ fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec<Finding> {
                 let plain_key = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
                 if plain_key && !dial::is_listen_name(k) && dial::parse_dial(v).is_some() && !seen.contains(&v) {
                     seen.push(v);
-                    out.extend(plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &format!("key `{key}` (`{k}`)"), v, v));
+                    out.extend(plaintext_dial(
+                        ctx,
+                        servers,
+                        obj,
+                        (&Value::Null, ""),
+                        &who,
+                        &format!("key `{key}` (`{k}`)"),
+                        v,
+                        v,
+                    ));
                 }
             }
         }
         for w in http_words(text) {
             if !seen.iter().any(|s| s.contains(w)) {
                 seen.push(w);
-                out.extend(plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &format!("key `{key}`"), w, w));
+                out.extend(plaintext_dial(
+                    ctx,
+                    servers,
+                    obj,
+                    (&Value::Null, ""),
+                    &who,
+                    &format!("key `{key}`"),
+                    w,
+                    w,
+                ));
             }
         }
     }
@@ -721,13 +768,16 @@ fn plaintext_ingress(g: &Graph, ing: &Object, grpc_ports: &[u16]) -> Vec<Finding
             .map(|n| n.to_string())
             .or(want_name.map(str::to_string))
             .unwrap_or_default();
-        out.push(
-            Finding::object_at(PLAINTEXT_ENDPOINT, ing, svc_name, format!(
+        let mut f = Finding::object_at(PLAINTEXT_ENDPOINT, ing, svc_name, format!(
                 "{}: host `{shown_host}` has no TLS entry but routes to Service {}/{svc_name} port {shown_port}, which carries gRPC or TLS: clients would reach it in cleartext",
                 ing.display(), ns.unwrap_or("default")
             ))
-            .with_help("list the host under spec.tls with a Secret whose certificate covers it (or expose worker gRPC through an HTTPS Gateway listener and a GRPCRoute)"),
-        );
+            .with_help("list the host under spec.tls with a Secret whose certificate covers it (or expose worker gRPC through an HTTPS Gateway listener and a GRPCRoute)");
+        // The backend under this host's rule, not the first one of the Ingress.
+        if let (Some(h), Some(src)) = (host, f.source.as_mut()) {
+            src.line = ing.line_of_path(&[format!("host: {h}"), svc_name.to_string()], |l, n| l.contains(n));
+        }
+        out.push(f);
     }
     out
 }
@@ -902,5 +952,130 @@ mod tests {
         policy.add_externals(&mut g);
         assert_eq!(g.len(), 1);
         assert!((rule(PLAINTEXT_ENDPOINT).check)(&crate::testkit::ctx(&g, &policy)).is_empty());
+    }
+
+    /// The rule's findings over YAML, folded as the engine reports them; objects whose name is a
+    /// key of `releases` are placed in that release.
+    fn folded(yaml: &str, releases: &[(&str, &str)]) -> Vec<Finding> {
+        let mut g = crate::testkit::graph("default", yaml);
+        for o in &mut g.objects {
+            if let Some((_, r)) = releases.iter().find(|(n, _)| *n == o.name) {
+                o.prov.release = Some(r.to_string());
+            }
+        }
+        let p = Policy::default();
+        crate::fold::fold((rule(PLAINTEXT_ENDPOINT).check)(&crate::testkit::ctx(&g, &p)))
+    }
+
+    const SERVER: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: openbao-config, namespace: openbao}\ndata:\n  server.hcl: |\n    listener \"tcp\" {\n      address = \"[::]:8200\"\n      tls_disable = 1\n    }\n---\napiVersion: v1\nkind: Service\nmetadata: {name: openbao, namespace: openbao}\nspec:\n  selector: {app: openbao}\n  ports: [{name: http, port: 8200}]\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: openbao, namespace: openbao}\nspec:\n  serviceName: openbao\n  selector: {matchLabels: {app: openbao}}\n  template:\n    metadata: {labels: {app: openbao}}\n    spec:\n      containers:\n        - {name: openbao, image: 'quay.io/openbao/openbao:2.4.1'}\n      volumes:\n        - {name: config, configMap: {name: openbao-config}}\n";
+
+    fn client(name: &str, ns: &str, addr: &str) -> String {
+        format!("---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      containers:\n        - name: c\n          image: quay.io/x/y:1.0.0\n          env: [{{name: VAULT_ADDR, value: '{addr}'}}]\n")
+    }
+
+    #[test]
+    fn one_plaintext_server_is_one_finding_across_releases() {
+        // A client of another release dials the server through its Service: folded into the
+        // listener's finding. An unrelated plain address in another namespace stays its own.
+        let yaml = format!(
+            "{SERVER}{}{}{}",
+            client("issuer-client", "cert-manager", "http://openbao.openbao.svc:8200"),
+            client("app-client", "app", "http://openbao.openbao.svc.cluster.local:8200/v1"),
+            client("unrelated", "app", "http://corp-vault.example.com:8200"),
+        );
+        let f = folded(
+            &yaml,
+            &[
+                ("openbao-config", "openbao/openbao"),
+                ("openbao", "openbao/openbao"),
+                ("issuer-client", "cert-manager/issuer"),
+                ("app-client", "app/app"),
+                ("unrelated", "app/other"),
+            ],
+        );
+        let shown: Vec<(&str, usize)> = f.iter().map(|f| (f.message.as_str(), f.related.len())).collect();
+        assert_eq!(f.len(), 2, "{shown:#?}");
+        assert!(
+            f[0].message.contains("configures a listener with tls_disable"),
+            "{shown:#?}"
+        );
+        let related: Vec<&str> = f[0]
+            .related
+            .iter()
+            .map(|r| r.object.as_ref().unwrap().name.as_str())
+            .collect();
+        assert_eq!(related, ["issuer-client", "app-client"]);
+        assert!(f[1].message.contains("corp-vault.example.com") && f[1].related.is_empty());
+        // Without the Service the address reaches nothing known: the dial stays its own finding.
+        let no_service = yaml.replace("kind: Service\n", "kind: ServiceAccount\n");
+        assert_eq!(folded(&no_service, &[]).len(), 4);
+    }
+
+    #[test]
+    fn copies_of_one_address_fold_and_other_servers_do_not() {
+        // One http:// value in a ConfigMap, its envFrom consumer and a literal copy: one finding.
+        let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: client-env, namespace: app}\ndata:\n  CALLBACK_URL: http://hooks.example.com/notify\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: client, namespace: app}\nspec:\n  selector: {matchLabels: {app: c}}\n  template:\n    metadata: {labels: {app: c}}\n    spec:\n      containers:\n        - name: a\n          image: quay.io/x/y:1.0.0\n          envFrom: [{configMapRef: {name: client-env}}]\n        - name: b\n          image: quay.io/x/y:1.0.0\n          env: [{name: CALLBACK_URL, value: 'http://hooks.example.com/other'}, {name: AUDIT_URL, value: 'http://audit.example.com/'}]\n";
+        let f = folded(yaml, &[]);
+        let shown: Vec<(&str, usize)> = f.iter().map(|f| (f.message.as_str(), f.related.len())).collect();
+        assert_eq!(shown.len(), 2, "{shown:#?}");
+        assert_eq!((shown[0].1, shown[1].1), (2, 0), "{shown:#?}");
+        assert!(shown[1].0.contains("audit.example.com"));
+    }
+
+    #[test]
+    fn unrendered_server_defaults_are_one_finding() {
+        let r = openbao(json!({"server": {"standalone": {"enabled": true}, "extraArgs": "-dev"}}));
+        let f = run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &[]);
+        assert_eq!(f.len(), 3, "tlsDisable default, default config, -dev: {f:#?}");
+        let f = crate::fold::fold(f);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert_eq!(f[0].related.len(), 2);
+    }
+
+    #[test]
+    fn server_arguments_in_state_values() {
+        let rel = |chart: crate::stack::ChartRef, values: serde_json::Value| {
+            let mut r = crate::testkit::rel("helmfile.yaml", 3, "a", "r", chart);
+            r.values = values;
+            r
+        };
+        let local = || crate::testkit::local("charts/app");
+        let fired = |r: crate::stack::Release| {
+            let status = [ReleaseStatus {
+                name: "r".into(),
+                namespace: "a".into(),
+                chart: "x".into(),
+                installed: true,
+                version: None,
+                rendered: true,
+                reason: None,
+                objects: 1,
+                mirror: None,
+            }];
+            run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &status)
+        };
+        // Any chart name, rendered or not: `server.extraArgs`, a list, a `server` subcommand
+        // elsewhere, `set:`.
+        for values in [
+            json!({"server": {"extraArgs": "-dev"}}),
+            json!({"server": {"extraArgs": ["-log-level=debug", "--dev"]}}),
+            json!({"app": {"args": ["server", "-dev=true"]}}),
+        ] {
+            let f = fired(rel(local(), values.clone()));
+            assert_eq!(f.len(), 1, "{values}: {f:#?}");
+            assert!(f[0].message.contains("starts the OpenBao/Vault server with"), "{f:#?}");
+        }
+        let mut via_set = rel(local(), json!({}));
+        via_set.set = vec![("server.extraArgs".into(), json!("-dev"))];
+        assert_eq!(fired(via_set).len(), 1);
+        // Near misses: dev mode with TLS, other flags, `-dev` of something that is no server.
+        for values in [
+            json!({"server": {"extraArgs": "-dev -dev-tls"}}),
+            json!({"server": {"extraArgs": "-config=/x -log-level=debug"}}),
+            json!({"app": {"extraArgs": "--dev"}}),
+            json!({"server": {"dev": {"args": "none"}}}),
+        ] {
+            assert!(fired(rel(local(), values.clone())).is_empty(), "{values}");
+        }
     }
 }

@@ -199,10 +199,18 @@ mod tests {
             ]
         );
         let any = "address = \"0.0.0.0:8200\"";
-        assert!(disables_tls(&format!("listener \"tcp\" {{ {any}\n tls_disable = \"true\" }}")));
-        assert!(disables_tls("{\"listener\":[{\"tcp\":{\"address\":\"[::]:8200\",\"tls_disable\":\"1\"}}]}"));
-        assert!(disables_tls("{\"listener\":{\"tcp\":{\"address\":\"10.0.0.1:8200\",\"tls_disable\":true}}}"));
-        assert!(disables_tls("listener \"tcp\" {\n address = \"{{ GetPrivateIP }}:8200\"\n tls_disable = 1\n}"));
+        assert!(disables_tls(&format!(
+            "listener \"tcp\" {{ {any}\n tls_disable = \"true\" }}"
+        )));
+        assert!(disables_tls(
+            "{\"listener\":[{\"tcp\":{\"address\":\"[::]:8200\",\"tls_disable\":\"1\"}}]}"
+        ));
+        assert!(disables_tls(
+            "{\"listener\":{\"tcp\":{\"address\":\"10.0.0.1:8200\",\"tls_disable\":true}}}"
+        ));
+        assert!(disables_tls(
+            "listener \"tcp\" {\n address = \"{{ GetPrivateIP }}:8200\"\n tls_disable = 1\n}"
+        ));
         // Loopback-bound (an agent's local listener; a tcp listener's default address is
         // 127.0.0.1:8200) and unix-socket listeners serve nothing beyond the pod.
         for local in [

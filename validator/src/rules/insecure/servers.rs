@@ -21,7 +21,11 @@ pub(super) struct Servers<'g> {
 
 /// The key of a ConfigMap holding a plaintext listener.
 pub(super) fn config_key(cm: &Object) -> String {
-    format!("listener:ConfigMap/{}/{}", cm.namespace.as_deref().unwrap_or(""), cm.name)
+    format!(
+        "listener:ConfigMap/{}/{}",
+        cm.namespace.as_deref().unwrap_or(""),
+        cm.name
+    )
 }
 
 fn workload_key(w: &Object) -> String {
@@ -119,7 +123,10 @@ impl<'g> Servers<'g> {
     /// The cause of dialing `d` from namespace `ns` without TLS.
     pub fn dial_cause(&self, ns: Option<&str>, d: &Dial) -> String {
         if let Some((svc, p)) = dial::service_port(self.g, ns, d) {
-            let selector = svc.at("/spec/selector").and_then(Value::as_object).filter(|s| !s.is_empty());
+            let selector = svc
+                .at("/spec/selector")
+                .and_then(Value::as_object)
+                .filter(|s| !s.is_empty());
             if let Some(sel) = selector {
                 let selected = rendered(self.g).filter(|w| {
                     w.pod_spec().is_some()

@@ -98,7 +98,11 @@ fn shell_script_follows(words: &[String]) -> bool {
 }
 
 fn is_c_flag(w: &str) -> bool {
-    w.len() >= 2 && w.starts_with('-') && !w.starts_with("--") && w[1..].chars().all(|c| c.is_ascii_alphabetic()) && w.contains('c')
+    w.len() >= 2
+        && w.starts_with('-')
+        && !w.starts_with("--")
+        && w[1..].chars().all(|c| c.is_ascii_alphabetic())
+        && w.contains('c')
 }
 
 fn is_name(s: &str) -> bool {

@@ -123,4 +123,32 @@ mod tests {
         );
         insta::assert_json_snapshot!(f);
     }
+
+    #[test]
+    fn helm_defaults_devel_is_one_finding_at_its_line() {
+        let inherit = |name: &str, line: usize| {
+            let mut r = rel("helmfile.yaml", line, "nvcf", name, local("charts/x"));
+            r.devel = true;
+            r.devel_from_defaults = true;
+            r.helm_defaults_line = Some(3);
+            r
+        };
+        let mut own = rel("helmfile.yaml", 40, "nvcf", "own", local("charts/x"));
+        own.devel = true;
+        let st = state(vec![inherit("a", 10), inherit("b", 20), own], vec![]);
+        let f = run_state(
+            rule(CHART_VERSION_PINNED),
+            &st,
+            &Stack::default(),
+            &Policy::default(),
+            &[],
+        );
+        assert_eq!(f.len(), 3);
+        let f = crate::fold::fold(f);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert_eq!(f[0].source.as_ref().and_then(|s| s.line), Some(3));
+        assert!(f[0].message.contains("`helmDefaults.devel: true`"));
+        assert_eq!(f[0].related.len(), 2);
+        assert_eq!(f[1].release.as_deref(), Some("nvcf/own"));
+    }
 }

@@ -111,7 +111,11 @@ fn token_sources(g: &Graph, obj: &Object, c: &Value) -> Vec<(String, Source, Str
         for k in secret_keys(g, obj.namespace.as_deref(), secret) {
             let name = format!("{prefix}{k}");
             if is_token_env(&name) {
-                out.push((name, Source::SecretEnvFrom(secret.into(), optional(r)), secret.to_string()));
+                out.push((
+                    name,
+                    Source::SecretEnvFrom(secret.into(), optional(r)),
+                    secret.to_string(),
+                ));
             }
         }
     }
@@ -315,11 +319,13 @@ fn show_path(path: &[String]) -> String {
     s
 }
 
-const HELP: &str = "log in through OpenBao's Kubernetes auth with a projected, audience-bound ServiceAccount token (`bao \
+const HELP: &str =
+    "log in through OpenBao's Kubernetes auth with a projected, audience-bound ServiceAccount token (`bao \
      write auth/kubernetes/login role=… jwt=@token`); keep a bootstrap token optional, delete its Secret \
      after the first run, and accept the warning with a waiver that says so";
 
-const HELP_REQUIRED: &str = "log in through OpenBao's Kubernetes auth with a projected, audience-bound ServiceAccount token \
+const HELP_REQUIRED: &str =
+    "log in through OpenBao's Kubernetes auth with a projected, audience-bound ServiceAccount token \
      (`bao write auth/kubernetes/login role=… jwt=@token`); a token the workload cannot run without is never \
      waived: remove it, or make it an optional one-time bootstrap Secret that is deleted after the first run";
 
@@ -347,7 +353,14 @@ pub(super) fn check_token(ctx: &Ctx) -> Vec<Finding> {
             .and_then(Value::as_str)
             .map(|h| format!(" (a Helm {h} hook)"))
             .unwrap_or_default();
-        let cause = |key: String| format!("{}/{}/{}:{key}", obj.kind, obj.namespace.as_deref().unwrap_or(""), obj.name);
+        let cause = |key: String| {
+            format!(
+                "{}/{}/{}:{key}",
+                obj.kind,
+                obj.namespace.as_deref().unwrap_or(""),
+                obj.name
+            )
+        };
         for (list, c) in obj.containers() {
             let cname = c.get("name").and_then(Value::as_str).unwrap_or("?");
             let who = format!("{}{hook}: {} `{cname}`", obj.display(), list.trim_end_matches('s'));
@@ -468,6 +481,7 @@ fn state_tokens(ctx: &Ctx, r: &Release) -> Vec<Finding> {
             finding(format!(
                 "release {id} (not rendered): value `{path}` authenticates to OpenBao/Vault with the static token in Secret `{secret}`"
             ))
+            .with_help(HELP_REQUIRED)
             .unwaivable(),
         );
     }
@@ -476,6 +490,7 @@ fn state_tokens(ctx: &Ctx, r: &Release) -> Vec<Finding> {
             finding(format!(
                 "release {id} (not rendered): `set {name}` authenticates to OpenBao/Vault with the static token of a Secret"
             ))
+            .with_help(HELP_REQUIRED)
             .unwaivable(),
         );
     }
@@ -563,5 +578,91 @@ mod tests {
             f.iter().map(|f| f.severity).collect::<Vec<_>>(),
             [Some(Severity::Warning)]
         );
+    }
+
+    #[test]
+    fn a_secret_read_three_times_by_one_job_is_one_finding() {
+        let f = crate::fold::fold(run(TOKEN, &fixture("fires-vault-token-static-script-volume")));
+        let all = messages(&f);
+        assert_eq!(f.len(), 3, "{all}");
+        assert!(
+            !all.contains("notarealtoken"),
+            "the token's value must never be shown:\n{all}"
+        );
+        let related: Vec<&str> = f[1].related.iter().map(|r| r.message.as_str()).collect();
+        assert_eq!(related.len(), 2, "{related:#?}");
+        assert!(related[0].contains("`bao login …`") && related[1].contains("`X-Vault-Token` header"));
+        assert!(f.iter().all(|f| f.unwaivable && f.severity.is_none()));
+    }
+
+    #[test]
+    fn required_tokens_are_never_waived_optional_ones_may_be() {
+        let f = run(TOKEN, &fixture("fires-vault-token-static-job-and-hook"))
+            .into_iter()
+            .chain(run(TOKEN, &fixture("fires-vault-token-static-optional-bootstrap")))
+            .collect::<Vec<_>>();
+        let policy = crate::policy::Policy::parse(
+            "waivers:\n- {rule: vault-token-static, target: {environment: test}, reason: bootstrap only, expires: 2099-01-01}\n",
+            "p.yaml",
+        )
+        .unwrap();
+        let warn = crate::sink::Overrides::new(&policy, &[], &["vault-token-static".into()], &[]).unwrap();
+        let out = crate::sink::apply(f, &policy, &warn, time::macros::date!(2026 - 11 - 29));
+        let mine: Vec<(Severity, bool)> = out
+            .iter()
+            .filter(|f| f.rule == TOKEN)
+            .map(|f| (f.sev(), f.waived.is_some()))
+            .collect();
+        // Required: still errors, unwaived, whatever -W says; optional: lowered and waived.
+        assert_eq!(
+            mine,
+            [
+                (Severity::Error, false),
+                (Severity::Error, false),
+                (Severity::Warning, true)
+            ]
+        );
+    }
+
+    #[test]
+    fn tokens_in_the_values_of_an_unrendered_release() {
+        use crate::testkit::{rel, repo, run_state, state};
+        let mut r = rel(
+            "helmfile.yaml",
+            7,
+            "c",
+            "issuer",
+            repo("example", "issuer", "https://charts.example.com", false),
+        );
+        r.declared_values = vec![serde_json::json!({
+            "issuer": {"vault": {"auth": {"tokenSecretRef": {"name": "root", "key": "token"}}}},
+            "env": [
+                {"name": "VAULT_TOKEN", "value": "s.notarealtoken"},
+                {"name": "BAO_TOKEN", "valueFrom": {"secretKeyRef": {"name": "boot", "key": "token", "optional": true}}},
+                {"name": "VAULT_TOKEN_FILE", "value": "/t"}
+            ]
+        })];
+        let st = state(vec![r.clone()], vec![]);
+        let p = crate::policy::Policy::default();
+        let f = run_state(rule(TOKEN), &st, &crate::stack::Stack::default(), &p, &[]);
+        let all = messages(&f);
+        assert_eq!(f.len(), 3, "{all}");
+        assert!(!all.contains("notarealtoken"), "{all}");
+        assert!(f[0].message.contains("`issuer.vault.auth.tokenSecretRef`") && f[0].unwaivable);
+        assert!(f[1].message.contains("`env[0]` gives `VAULT_TOKEN`") && f[1].unwaivable);
+        assert_eq!(f[2].severity, Some(Severity::Warning));
+        // Rendered: its objects are judged instead.
+        let status = [crate::model::ReleaseStatus {
+            name: "issuer".into(),
+            namespace: "c".into(),
+            chart: "example/issuer".into(),
+            installed: true,
+            version: None,
+            rendered: true,
+            reason: None,
+            objects: 1,
+            mirror: None,
+        }];
+        assert!(run_state(rule(TOKEN), &st, &crate::stack::Stack::default(), &p, &status).is_empty());
     }
 }
