@@ -4,7 +4,7 @@
 //!   value that turns certificate verification or TLS off.
 //! - `plaintext-endpoint`: an endpoint that must speak TLS is plaintext (Vault/OpenBao servers,
 //!   the OpenBao listener, the workers' gRPC dial address, worker gRPC behind a plain TCP
-//!   listener).
+//!   listener, dial addresses); its findings are keyed by the server they are about (`servers`).
 //!
 //! Both rules have `Scope::StateAndObjects`: the object part runs on every graph (and on
 //! `--manifests` input); the state part reads the helmfile state values in the state pass, which
@@ -12,8 +12,9 @@
 //! state values are where such a mistake is visible even when nothing renders.
 //!
 //! One file per rule (its check and unit tests) with its explain text beside it as markdown. The
-//! helpers here (command-line and flag parsing, environment resolution, value walks) and in
-//! `switches` (truthiness, insecure switch names, HCL assignments) are shared by both rules.
+//! helpers here (command-line and flag parsing, environment resolution, value walks), in `shell`
+//! (scripts as simple commands, also used by `vault-token-static`) and in `switches` (truthiness,
+//! insecure switch names, HCL assignments) are shared by both rules.
 
 use super::{Ctx, Rule, Scope};
 use crate::finding::{Finding, Severity};
@@ -37,7 +38,8 @@ pub static RULES: &[Rule] = &[
         id: INSECURE_FLAG,
         family: "insecure transport",
         severity: Severity::Error,
-        summary: "a container arg/env, object field or state value turns TLS or certificate verification off",
+        summary: "a container arg/env, script (probes and hooks too), object field or state value turns TLS or \
+                  certificate verification off",
         explain: include_str!("insecure-flag.md"),
         scope: Scope::StateAndObjects,
         check: insecure_flag::insecure_flag,
@@ -46,8 +48,8 @@ pub static RULES: &[Rule] = &[
         id: PLAINTEXT_ENDPOINT,
         family: "insecure transport",
         severity: Severity::Error,
-        summary:
-            "a TLS-required endpoint is plaintext (http:// Vault/OpenBao, tls_disable, gRPC dial address, TCP listener)",
+        summary: "a TLS-required endpoint is plaintext (http:// Vault/OpenBao, a listener serving plaintext beyond the \
+                  pod, a dev server, gRPC dial address, TCP listener, Ingress without TLS, plaintext dial address)",
         explain: include_str!("plaintext-endpoint.md"),
         scope: Scope::StateAndObjects,
         check: plaintext_endpoint::plaintext_endpoint,
