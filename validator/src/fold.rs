@@ -38,7 +38,7 @@ pub fn fold(findings: Vec<Finding>) -> Vec<Finding> {
     let mut order: Vec<Slot> = Vec::new();
     for f in findings {
         let Some(cause) = f.cause.as_ref() else {
-            order.push(Slot::Single(f));
+            order.push(Slot::Single(Box::new(f)));
             continue;
         };
         let key: CauseKey = (
@@ -61,14 +61,14 @@ pub fn fold(findings: Vec<Finding>) -> Vec<Finding> {
     order
         .into_iter()
         .filter_map(|slot| match slot {
-            Slot::Single(f) => Some(f),
+            Slot::Single(f) => Some(*f),
             Slot::Group(g) => groups[g].take().map(fold_group),
         })
         .collect()
 }
 
 enum Slot {
-    Single(Finding),
+    Single(Box<Finding>),
     Group(usize),
 }
 

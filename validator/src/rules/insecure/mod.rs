@@ -48,7 +48,8 @@ pub static RULES: &[Rule] = &[
         id: PLAINTEXT_ENDPOINT,
         family: "insecure transport",
         severity: Severity::Error,
-        summary: "a TLS-required endpoint is plaintext (http:// Vault/OpenBao, a listener serving plaintext beyond the \
+        summary:
+            "a TLS-required endpoint is plaintext (http:// Vault/OpenBao, a listener serving plaintext beyond the \
                   pod, a dev server, gRPC dial address, TCP listener, Ingress without TLS, plaintext dial address)",
         explain: include_str!("plaintext-endpoint.md"),
         scope: Scope::StateAndObjects,
