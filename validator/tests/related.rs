@@ -77,6 +77,15 @@ fn a_helm_defaults_setting_is_reported_once_at_its_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("validator/schema/report.schema.json")).unwrap())
+            .unwrap();
+    let errors: Vec<String> = jsonschema::validator_for(&schema)
+        .unwrap()
+        .iter_errors(&report)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
     for rule in ["insecure-flag", "chart-version-pinned"] {
         let mine: Vec<&serde_json::Value> = report["findings"]
             .as_array()
