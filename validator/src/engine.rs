@@ -237,6 +237,9 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
             ));
         }
     }
+    // One cause, one finding (after the sink, so waivers and severities were decided per finding;
+    // after the explanations above, which ask about each release's own findings).
+    findings = crate::fold::fold(findings);
     let mut cause = None;
     // Every environment that failed is named (the others were loaded and checked all the same).
     if !unexplained.is_empty() {

@@ -47,6 +47,19 @@ pub struct Related {
     pub message: String,
 }
 
+/// What a finding is one instance of (`crate::fold`): findings of one rule, environment,
+/// severity and waiver with the same cause key are reported once, the others becoming related
+/// locations of the first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cause {
+    /// Opaque to everything but the rule that set it (`listener:ConfigMap/openbao/openbao-config`).
+    pub key: String,
+    /// Where the cause itself is written when it is no instance's own location (a `helmDefaults`
+    /// setting every release of a state file inherits): the folded finding points there with this
+    /// message, and every instance becomes a related location.
+    pub at: Option<(SourceRef, String)>,
+}
+
 /// One finding. `severity` is `None` until the sink assigns the rule's (possibly overridden)
 /// severity; a rule may set it to report below its default (e.g. a warning-level variant).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -65,6 +78,13 @@ pub struct Finding {
     /// Other locations of the same root cause (one cause, one finding).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub related: Vec<Related>,
+    /// The root cause, for folding (never reported).
+    #[serde(skip)]
+    pub cause: Option<Cause>,
+    /// Neither a waiver nor a lowering override applies to this finding, although its rule may
+    /// be waived (a static token the workload cannot run without, beside optional ones that may).
+    #[serde(skip)]
+    pub unwaivable: bool,
 }
 
 impl Finding {
@@ -81,6 +101,8 @@ impl Finding {
             help: None,
             waived: None,
             related: Vec::new(),
+            cause: None,
+            unwaivable: false,
         }
     }
 
@@ -141,6 +163,43 @@ impl Finding {
             });
             self.related.extend(o.related);
         }
+        self
+    }
+
+    /// Mark the root cause this finding is an instance of (see `crate::fold`).
+    pub fn with_cause(mut self, key: impl Into<String>) -> Finding {
+        self.cause = Some(Cause {
+            key: key.into(),
+            at: None,
+        });
+        self
+    }
+
+    /// Like `with_cause`, for a cause written at its own place (`file:line`, described by
+    /// `message`): the folded finding points there.
+    pub fn with_cause_at(
+        mut self,
+        key: impl Into<String>,
+        file: &str,
+        line: Option<usize>,
+        message: impl Into<String>,
+    ) -> Finding {
+        self.cause = Some(Cause {
+            key: key.into(),
+            at: Some((
+                SourceRef {
+                    file: file.to_string(),
+                    line,
+                },
+                message.into(),
+            )),
+        });
+        self
+    }
+
+    /// See `unwaivable`.
+    pub fn unwaivable(mut self) -> Finding {
+        self.unwaivable = true;
         self
     }
 

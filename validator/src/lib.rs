@@ -6,6 +6,7 @@ pub mod commands;
 pub mod diagram;
 pub mod engine;
 pub mod finding;
+pub mod fold;
 pub mod graph;
 pub mod model;
 pub mod pipeline;

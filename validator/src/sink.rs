@@ -65,6 +65,8 @@ pub fn apply(findings: Vec<Finding>, policy: &Policy, overrides: &Overrides, tod
         let default = rules::find(f.rule).map(|r| r.severity).unwrap_or(Severity::Error);
         let base = f.severity.map(|s| s.min(default)).unwrap_or(default);
         let sev = match overrides.get(f.rule) {
+            // A finding its rule marks unwaivable is never lowered either (`Finding::unwaivable`).
+            Some(Level::Allow | Level::Warning) if f.unwaivable => base,
             Some(Level::Allow) => continue,
             Some(Level::Error) => Severity::Error,
             Some(Level::Warning) => Severity::Warning,
@@ -78,7 +80,7 @@ pub fn apply(findings: Vec<Finding>, policy: &Policy, overrides: &Overrides, tod
             if w.expires < today || !policy.may_waive(&w.rule) {
                 continue;
             }
-            if matches(w, &f) {
+            if !f.unwaivable && matches(w, &f) {
                 used[i] = true;
                 if f.waived.is_none() {
                     f.waived = Some(w.reason.clone());

@@ -73,7 +73,7 @@ pub fn fixture_dir(family: &str) -> PathBuf {
 }
 
 /// The findings of every object rule of `rules` over one fixture (`<stem>.yaml`), with its policy
-/// (`policy/<stem>.yaml`) when it has one.
+/// (`policy/<stem>.yaml`) when it has one, folded by cause (`crate::fold`).
 pub fn run_fixture(family: &str, stem: &str, rules: &[Rule]) -> Vec<Finding> {
     let dir = fixture_dir(family);
     let text = std::fs::read_to_string(dir.join(format!("{stem}.yaml"))).expect("fixture readable");
@@ -85,11 +85,14 @@ pub fn run_fixture(family: &str, stem: &str, rules: &[Rule]) -> Vec<Finding> {
     };
     let g = with_externals(graph("fixture", &text), &policy);
     let ctx = ctx(&g, &policy);
-    rules
-        .iter()
-        .filter(|r| r.scope != Scope::State)
-        .flat_map(|r| (r.check)(&ctx))
-        .collect()
+    // One cause, one finding, as the engine reports them.
+    crate::fold::fold(
+        rules
+            .iter()
+            .filter(|r| r.scope != Scope::State)
+            .flat_map(|r| (r.check)(&ctx))
+            .collect(),
+    )
 }
 
 /// One fixture of a family, as the runner judged it.
@@ -241,6 +244,8 @@ pub fn rel(file: &str, line: usize, namespace: &str, name: &str, chart_ref: Char
         version: None,
         devel: false,
         insecure_tls: None,
+        devel_from_defaults: false,
+        helm_defaults_line: None,
         installed: true,
         needs: Vec::new(),
         declared_values: Vec::new(),

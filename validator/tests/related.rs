@@ -42,19 +42,66 @@ fn related_locations_in_json_sarif_and_human() {
     assert_eq!(findings.len(), 1, "one cause, one finding: {findings:#?}");
     let related = findings[0]["related"].as_array().unwrap();
     let kinds: Vec<&str> = related.iter().map(|r| r["object"]["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["StatefulSet", "Pod"]);
+    assert_eq!(kinds, ["StatefulSet", "Pod", "Pod"]);
     assert!(related.iter().all(|r| r["source"]["line"].as_u64().is_some()));
 
     let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
     let result = &sarif["runs"][0]["results"][0];
     let locs = result["relatedLocations"].as_array().unwrap();
-    assert_eq!(locs.len(), 2);
+    assert_eq!(locs.len(), 3);
     for (i, l) in locs.iter().enumerate() {
         assert_eq!(l["id"], i + 1);
         assert!(l["physicalLocation"]["region"]["startLine"].as_u64().unwrap() >= 1);
-        assert!(l["message"]["text"].as_str().unwrap().contains("plain HTTP"));
+        assert!(l["message"]["text"].as_str().unwrap().contains("http://"));
     }
 
     let human = run("human");
-    assert_eq!(human.matches("      also ").count(), 2, "{human}");
+    assert_eq!(human.matches("      also ").count(), 3, "{human}");
+}
+
+/// One `helmDefaults` setting inherited by three releases: one finding per rule at the
+/// helmDefaults line (real helmfile, offline), each release a related location at its own line.
+#[test]
+fn a_helm_defaults_setting_is_reported_once_at_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    support::copy_dir(
+        &repo().join("validator/tests/stacks/fires-insecure-flag-helm-defaults"),
+        tmp.path(),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .args(["check", "--file", "helmfile.yaml", "--offline", "--format", "json"])
+        .current_dir(tmp.path())
+        .env("PATH", support::path_with_tools())
+        .env("XDG_CACHE_HOME", tmp.path().join(".cache"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo().join("validator/schema/report.schema.json")).unwrap())
+            .unwrap();
+    let errors: Vec<String> = jsonschema::validator_for(&schema)
+        .unwrap()
+        .iter_errors(&report)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    for rule in ["insecure-flag", "chart-version-pinned"] {
+        let mine: Vec<&serde_json::Value> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == rule)
+            .collect();
+        assert_eq!(mine.len(), 1, "{rule}: {mine:#?}");
+        assert_eq!(mine[0]["source"]["line"], 5, "{rule}: {mine:#?}");
+        assert!(mine[0]["release"].is_null());
+        let lines: Vec<u64> = mine[0]["related"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["source"]["line"].as_u64().unwrap())
+            .collect();
+        assert_eq!(lines, [10, 13, 16], "{rule}");
+    }
 }

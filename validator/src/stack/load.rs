@@ -336,6 +336,10 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
             });
         }
         let defaults = d.doc.get("helmDefaults");
+        let defaults_line = source
+            .lines()
+            .position(|l| l.starts_with("helmDefaults:"))
+            .map(|i| i + 1);
         for r in d.doc.get("releases").and_then(Value::as_array).into_iter().flatten() {
             let name = str_of(r, "name");
             // helmfile 0.166 has no `helmDefaults.namespace` (it refuses the state): a release is
@@ -395,6 +399,8 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 }),
                 devel: effective_devel(r, defaults),
                 insecure_tls: insecure_tls(r, defaults),
+                devel_from_defaults: devel_from_defaults(r, defaults),
+                helm_defaults_line: defaults_line,
                 namespace_unset,
                 installed,
                 needs,
@@ -425,6 +431,12 @@ pub fn effective_devel(release: &Value, defaults: Option<&Value>) -> bool {
         Some(v @ (Value::Bool(_) | Value::String(_))) => truthy(Some(v)),
         _ => truthy(defaults.and_then(|h| h.get("devel"))),
     }
+}
+
+/// Whether `devel` is on only through `helmDefaults.devel`.
+pub fn devel_from_defaults(release: &Value, defaults: Option<&Value>) -> bool {
+    !matches!(release.get("devel"), Some(Value::Bool(_) | Value::String(_)))
+        && truthy(defaults.and_then(|h| h.get("devel")))
 }
 
 /// What turns TLS verification off for a release's chart fetches (helmfile ORs the release's
@@ -492,6 +504,8 @@ pub fn add_refused(
             version: None,
             devel: false,
             insecure_tls: None,
+            devel_from_defaults: false,
+            helm_defaults_line: None,
             installed: false,
             needs: Vec::new(),
             declared_values: Vec::new(),

@@ -99,6 +99,13 @@ pub struct Release {
     /// `--insecure-skip-tls-verify` in `helmDefaults.args`. `None` when nothing does.
     #[serde(default)]
     pub insecure_tls: Option<String>,
+    /// `devel` is on only because `helmDefaults.devel` is (the release sets none of its own).
+    #[serde(default)]
+    pub devel_from_defaults: bool,
+    /// Line of `helmDefaults:` in `file`, when it has one (findings about an inherited default
+    /// point there).
+    #[serde(default)]
+    pub helm_defaults_line: Option<usize>,
     pub installed: bool,
     /// `needs` entries as written (`name`, `namespace/name` or `context/namespace/name`).
     pub needs: Vec<String>,

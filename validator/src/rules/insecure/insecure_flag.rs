@@ -61,11 +61,11 @@ fn scan_values(
                         if s.trim_start().starts_with('-') {
                             let mut words = Vec::new();
                             push_words(s, &mut words);
-                            for (shown, effect) in insecure_flags(&words) {
+                            for sw in insecure_flags(&words) {
                                 hits.push(Hit {
                                     path: show_path(path),
-                                    shown: format!("{}: {shown}", show_path(path)),
-                                    effect,
+                                    shown: format!("{}: {}", show_path(path), sw.shown),
+                                    effect: sw.effect,
                                 });
                             }
                         }
@@ -82,11 +82,11 @@ fn scan_values(
                 for w in &words {
                     push_words(w, &mut tokens);
                 }
-                for (shown, effect) in insecure_flags(&tokens) {
+                for sw in insecure_flags(&tokens) {
                     hits.push(Hit {
                         path: show_path(path),
-                        shown: format!("{}: {shown}", show_path(path)),
-                        effect,
+                        shown: format!("{}: {}", show_path(path), sw.shown),
+                        effect: sw.effect,
                     });
                 }
             }
@@ -105,22 +105,65 @@ fn scan_values(
 pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for obj in rendered(ctx.graph) {
+        // One switch in one pod template is one cause, however many of its containers, probes
+        // and hooks repeat it.
+        let cause = |name: &str| {
+            format!(
+                "{}/{}/{}:{}",
+                obj.kind,
+                obj.namespace.as_deref().unwrap_or(""),
+                obj.name,
+                name
+            )
+        };
         for (list, c) in obj.containers() {
             let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
-            for (place, words) in commands(c) {
+            for (place, cmds) in commands(c) {
                 let runs = if place.is_empty() {
                     "runs with".to_string()
                 } else {
                     format!("runs, in its {place} exec command,")
                 };
-                for (shown, effect) in insecure_flags(&words) {
-                    let needle = shown.split(['=', ' ']).next().unwrap_or(&shown).to_string();
-                    out.push(
-                        Finding::object_at(INSECURE_FLAG, obj, &needle, format!("{who} {runs} `{shown}`, which {effect}"))
-                            .with_help(format!(
-                                "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
-                            )),
-                    );
+                let sets = if place.is_empty() {
+                    "sets, in its command line,".to_string()
+                } else {
+                    format!("sets, in its {place} exec command,")
+                };
+                for cmd in &cmds {
+                    for (name, value) in &cmd.assigns {
+                        if let Some(effect) = insecure_setting(name, &Value::String(value.clone())) {
+                            out.push(
+                                container_finding(
+                                    INSECURE_FLAG,
+                                    obj,
+                                    c,
+                                    place,
+                                    &format!("{name}="),
+                                    format!("{who} {sets} `{name}={}`, which {effect}", short(&Value::String(value.clone()))),
+                                )
+                                .with_help(format!(
+                                    "remove `{name}` or set it to false; trust comes from the certificate and the trust bundle"
+                                ))
+                                .with_cause(cause(&norm(name))),
+                            );
+                        }
+                    }
+                    for sw in command_switches(cmd) {
+                        let needle = sw
+                            .shown
+                            .trim_start_matches("curl ")
+                            .split(['=', ' '])
+                            .next()
+                            .unwrap_or(&sw.shown)
+                            .to_string();
+                        out.push(
+                            container_finding(INSECURE_FLAG, obj, c, place, &needle, format!("{who} {runs} `{}`, which {}", sw.shown, sw.effect))
+                                .with_help(format!(
+                                    "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
+                                ))
+                                .with_cause(cause(&sw.name)),
+                        );
+                    }
                 }
             }
             for EnvVar {
@@ -133,15 +176,18 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                 if let Some(effect) = insecure_setting(&name, &value) {
                     let via = from.map(|f| format!(" (from {f})")).unwrap_or_default();
                     out.push(
-                        Finding::object_at(
+                        container_finding(
                             INSECURE_FLAG,
                             obj,
+                            c,
+                            "",
                             &needle,
                             format!("{who} sets `{name}={}`{via}, which {effect}", short(&value)),
                         )
                         .with_help(format!(
                             "remove `{name}` or set it to false; trust comes from the certificate and the trust bundle"
-                        )),
+                        ))
+                        .with_cause(cause(&norm(&name))),
                     );
                 }
             }
@@ -213,20 +259,32 @@ fn state_tls_hits(ctx: &Ctx, state: &crate::stack::EnvState) -> Vec<Finding> {
     }
     for r in state.installed() {
         if let Some(what) = &r.insecure_tls {
-            out.push(
-                Finding::state(
-                    INSECURE_FLAG,
-                    Some(ctx.environment),
-                    Some(r.id()),
+            let f = Finding::state(
+                INSECURE_FLAG,
+                Some(ctx.environment),
+                Some(r.id()),
+                &r.file,
+                r.line,
+                format!(
+                    "release {}: `{what}` makes helm fetch its chart without verifying the server certificate",
+                    r.id()
+                ),
+            )
+            .with_help("remove it; give helm the repository's CA (`caFile:`) instead");
+            // Inherited from helmDefaults: one finding at that line, each release related.
+            let f = match what.strip_prefix("helmDefaults.") {
+                Some(setting) => f.with_cause_at(
+                    format!("helmDefaults@{}:{setting}", r.file),
                     &r.file,
-                    r.line,
+                    r.helm_defaults_line,
                     format!(
-                        "release {}: `{what}` makes helm fetch its chart without verifying the server certificate",
-                        r.id()
+                        "{}: `helmDefaults.{setting}` makes helm fetch the chart of every release of this state file without verifying the server certificate",
+                        r.file
                     ),
-                )
-                .with_help("remove it; give helm the repository's CA (`caFile:`) instead"),
-            );
+                ),
+                None => f,
+            };
+            out.push(f);
         }
     }
     out
@@ -235,8 +293,8 @@ fn state_tls_hits(ctx: &Ctx, state: &crate::stack::EnvState) -> Vec<Finding> {
 /// Insecure settings in a release's values: the merged values (or, when helmfile could not
 /// compute them, the inline values) and `set:` entries.
 fn release_value_hits(r: &Release) -> Vec<Hit> {
-    let bao = is_openbao(r);
-    // The OpenBao chart's `global.tlsDisable` is plaintext-endpoint's finding.
+    let bao = is_openbao(r) || server_config::configures_server(&effective_values(r));
+    // An OpenBao/Vault server's `global.tlsDisable` is plaintext-endpoint's finding.
     let skip = move |p: &[String]| bao && p.len() == 2 && p[0] == "global" && p[1] == "tlsDisable";
     let mut hits = Vec::new();
     if r.values.is_null() {
@@ -264,11 +322,11 @@ fn release_value_hits(r: &Release) -> Vec<Hit> {
             Value::String(s) if s.trim_start().starts_with('-') => {
                 let mut words = Vec::new();
                 push_words(s, &mut words);
-                for (shown, effect) in insecure_flags(&words) {
+                for sw in insecure_flags(&words) {
                     hits.push(Hit {
                         path: format!("set {name}"),
-                        shown: format!("set {name}={shown}"),
-                        effect,
+                        shown: format!("set {name}={}", sw.shown),
+                        effect: sw.effect,
                     });
                 }
             }
@@ -407,5 +465,60 @@ mod tests {
         let object_pass = mine(crate::rules::run(&c, Scope::Objects));
         assert_eq!(object_pass.len(), 1, "{object_pass:#?}");
         assert!(object_pass[0].object.is_some() && object_pass[0].message.contains("--quic-insecure"));
+    }
+
+    #[test]
+    fn one_switch_of_one_pod_is_one_finding() {
+        let f = crate::testkit::run_fixture("insecure", "fires-insecure-flag-one-cause", RULES);
+        let f: Vec<&Finding> = f.iter().filter(|f| f.rule == INSECURE_FLAG).collect();
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let lines: Vec<Option<usize>> = f[0]
+            .related
+            .iter()
+            .map(|r| r.source.as_ref().and_then(|s| s.line))
+            .collect();
+        // Containers `a` and `b`, each at its own line; the repeat in `b` is not listed twice.
+        assert_eq!(lines, [Some(20), Some(23)]);
+    }
+
+    #[test]
+    fn a_helm_defaults_setting_is_one_finding_at_its_line() {
+        let mut releases = Vec::new();
+        for (i, name) in ["a", "b", "c"].iter().enumerate() {
+            let mut r = rel(
+                "helmfile.yaml",
+                10 + 5 * i,
+                "nvcf",
+                name,
+                repo("r", name, "https://charts.example", false),
+            );
+            r.insecure_tls = Some("helmDefaults.insecureSkipTLSVerify: true".into());
+            r.helm_defaults_line = Some(2);
+            releases.push(r);
+        }
+        // A release's own setting is its own finding.
+        let mut own = rel(
+            "helmfile.yaml",
+            40,
+            "nvcf",
+            "d",
+            repo("r", "d", "https://charts.example", false),
+        );
+        own.insecure_tls = Some("insecureSkipTLSVerify: true".into());
+        releases.push(own);
+        let f = crate::fold::fold(run(INSECURE_FLAG, &state(releases, vec![]), &[]));
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert_eq!(f[0].source.as_ref().and_then(|s| s.line), Some(2));
+        assert!(f[0]
+            .message
+            .contains("`helmDefaults.insecureSkipTLSVerify: true` makes helm fetch the chart of every release"));
+        assert_eq!(f[0].release, None);
+        let lines: Vec<Option<usize>> = f[0]
+            .related
+            .iter()
+            .map(|r| r.source.as_ref().and_then(|s| s.line))
+            .collect();
+        assert_eq!(lines, [Some(10), Some(15), Some(20)]);
+        assert_eq!(f[1].release.as_deref(), Some("nvcf/d"));
     }
 }

@@ -4,7 +4,7 @@
 //!   value that turns certificate verification or TLS off.
 //! - `plaintext-endpoint`: an endpoint that must speak TLS is plaintext (Vault/OpenBao servers,
 //!   the OpenBao listener, the workers' gRPC dial address, worker gRPC behind a plain TCP
-//!   listener).
+//!   listener, dial addresses); its findings are keyed by the server they are about (`servers`).
 //!
 //! Both rules have `Scope::StateAndObjects`: the object part runs on every graph (and on
 //! `--manifests` input); the state part reads the helmfile state values in the state pass, which
@@ -12,8 +12,9 @@
 //! state values are where such a mistake is visible even when nothing renders.
 //!
 //! One file per rule (its check and unit tests) with its explain text beside it as markdown. The
-//! helpers here (command-line and flag parsing, environment resolution, value walks) and in
-//! `switches` (truthiness, insecure switch names, HCL assignments) are shared by both rules.
+//! helpers here (command-line and flag parsing, environment resolution, value walks), in `shell`
+//! (scripts as simple commands, also used by `vault-token-static`) and in `switches` (truthiness,
+//! insecure switch names, HCL assignments) are shared by both rules.
 
 use super::{Ctx, Rule, Scope};
 use crate::finding::{Finding, Severity};
@@ -26,6 +27,8 @@ mod dial;
 mod insecure_flag;
 mod plaintext_endpoint;
 mod server_config;
+mod servers;
+pub(crate) mod shell;
 mod switches;
 use server_config::disables_tls;
 use switches::*;
@@ -35,7 +38,8 @@ pub static RULES: &[Rule] = &[
         id: INSECURE_FLAG,
         family: "insecure transport",
         severity: Severity::Error,
-        summary: "a container arg/env, object field or state value turns TLS or certificate verification off",
+        summary: "a container arg/env, script (probes and hooks too), object field or state value turns TLS or \
+                  certificate verification off",
         explain: include_str!("insecure-flag.md"),
         scope: Scope::StateAndObjects,
         check: insecure_flag::insecure_flag,
@@ -45,7 +49,8 @@ pub static RULES: &[Rule] = &[
         family: "insecure transport",
         severity: Severity::Error,
         summary:
-            "a TLS-required endpoint is plaintext (http:// Vault/OpenBao, tls_disable, gRPC dial address, TCP listener)",
+            "a TLS-required endpoint is plaintext (http:// Vault/OpenBao, a listener serving plaintext beyond the \
+                  pod, a dev server, gRPC dial address, TCP listener, Ingress without TLS, plaintext dial address)",
         explain: include_str!("plaintext-endpoint.md"),
         scope: Scope::StateAndObjects,
         check: plaintext_endpoint::plaintext_endpoint,
@@ -55,24 +60,16 @@ pub static RULES: &[Rule] = &[
 const INSECURE_FLAG: &str = "insecure-flag";
 const PLAINTEXT_ENDPOINT: &str = "plaintext-endpoint";
 
-/// The command line of a container (`crate::router::command_line`). An entry holding several
-/// words (a `sh -c` script, `"--flag value"`) is split on whitespace with quotes and shell
-/// punctuation stripped. Broader than `crate::router::parse_flags` on purpose (every element, any
-/// scalar, `-flag` too): this hunts any client's insecure switch, not the router's contract.
-fn cmdline(c: &Value) -> Vec<String> {
-    let mut out = Vec::new();
-    for a in router::command_line(c) {
-        push_words(&scalar_text(a), &mut out);
-    }
-    out
-}
-
-/// Every command a container runs, as words: its command line (`""`), then the `exec` commands of
-/// its probes and lifecycle hooks (`readinessProbe`, `lifecycle.preStop`, …), which run in the same
-/// image with the same trust (the upstream OpenBao chart's readiness probe is `bao status
-/// -tls-skip-verify` once TLS is on).
-fn commands(c: &Value) -> Vec<(&'static str, Vec<String>)> {
-    let mut out = vec![("", cmdline(c))];
+/// Every command a container runs, as simple commands (`shell`): its command line (`""`:
+/// `command` + `args`, `crate::router::command_line`, `sh -c` scripts read), then the `exec`
+/// commands of its probes and lifecycle hooks (`readinessProbe`, `lifecycle.preStop`, …), which
+/// run in the same image with the same trust (the upstream OpenBao chart's readiness probe is `bao
+/// status -tls-skip-verify` once TLS is on). Broader than `crate::router::parse_flags` on purpose
+/// (every element, any scalar, `-flag` too): this hunts any client's insecure switch, not the
+/// router's contract.
+pub(crate) fn commands(c: &Value) -> Vec<(&'static str, Vec<shell::SimpleCommand>)> {
+    let argv: Vec<String> = router::command_line(c).map(scalar_text).collect();
+    let mut out = vec![("", shell::argv_commands(&argv))];
     for (label, ptr) in [
         ("livenessProbe", "/livenessProbe/exec/command"),
         ("readinessProbe", "/readinessProbe/exec/command"),
@@ -81,14 +78,17 @@ fn commands(c: &Value) -> Vec<(&'static str, Vec<String>)> {
         ("lifecycle.preStop", "/lifecycle/preStop/exec/command"),
     ] {
         if let Some(items) = c.pointer(ptr).and_then(Value::as_array) {
-            let mut words = Vec::new();
-            for a in items {
-                push_words(&scalar_text(a), &mut words);
-            }
-            out.push((label, words));
+            let argv: Vec<String> = items.iter().map(scalar_text).collect();
+            out.push((label, shell::argv_commands(&argv)));
         }
     }
     out
+}
+
+/// Whether a container runs its image's entrypoint with `args` only (no `command`): its first
+/// argument is then a subcommand of a binary the manifest does not name.
+fn args_only(c: &Value) -> bool {
+    c.get("command").and_then(Value::as_array).is_none_or(|a| a.is_empty())
 }
 
 fn push_words(s: &str, out: &mut Vec<String>) {
@@ -163,8 +163,18 @@ fn flag_uses(tokens: &[String]) -> Vec<FlagUse> {
     out
 }
 
-/// An insecure switch among flags: (the flag as written with its value, what it does).
-fn insecure_flags(tokens: &[String]) -> Vec<(String, &'static str)> {
+/// An insecure switch found on a command line.
+#[derive(Debug)]
+struct Switch {
+    /// The flag as written with its value (`--quic-insecure=true`, `-k`).
+    shown: String,
+    /// Normalised name (`quicinsecure`), what one cause is keyed by.
+    name: String,
+    effect: &'static str,
+}
+
+/// Insecure switches among flags.
+fn insecure_flags(tokens: &[String]) -> Vec<Switch> {
     let mut out = Vec::new();
     for f in flag_uses(tokens) {
         let effect = if f.on() { insecure_effect(&f.name) } else { None }.or_else(|| {
@@ -173,13 +183,51 @@ fn insecure_flags(tokens: &[String]) -> Vec<(String, &'static str)> {
                 _ => None,
             }
         });
-        if let Some(e) = effect {
+        if let Some(effect) = effect {
             let shown = match (&f.inline, &f.next) {
                 (Some(v), _) => format!("{}={v}", f.flag),
                 (None, Some(n)) if truthy_str(n) || falsy_str(n) => format!("{} {n}", f.flag),
                 _ => f.flag.clone(),
             };
-            out.push((shown, e));
+            out.push(Switch {
+                shown,
+                name: f.name,
+                effect,
+            });
+        }
+    }
+    out
+}
+
+/// curl's short options that take a value: a `k` after one of them in a cluster (`-ok`) is that
+/// value, not `--insecure`.
+const CURL_SHORT_WITH_VALUE: &str = "AbcCdDeEFHKmoPQrTuUwxXyYz";
+
+/// The insecure switches of one simple command: its flags (not those of `echo`/`printf`, which
+/// only print them), and curl's `-k` in any short-option cluster (`-fsSk`).
+fn command_switches(cmd: &shell::SimpleCommand) -> Vec<Switch> {
+    if cmd.prints() {
+        return Vec::new();
+    }
+    let mut out = insecure_flags(&cmd.argv);
+    if cmd.name() == "curl" {
+        for w in cmd.argv.iter().skip(1) {
+            let Some(cluster) = w.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
+                continue;
+            };
+            for ch in cluster.chars() {
+                if ch == 'k' {
+                    out.push(Switch {
+                        shown: format!("curl {w}"),
+                        name: "insecure".into(),
+                        effect: "turns off TLS certificate verification",
+                    });
+                    break;
+                }
+                if !ch.is_ascii_alphanumeric() || CURL_SHORT_WITH_VALUE.contains(ch) {
+                    break;
+                }
+            }
         }
     }
     out
@@ -249,6 +297,41 @@ fn env_of(g: &Graph, obj: &Object, c: &Value) -> Vec<EnvVar> {
         }
     }
     out
+}
+
+/// A finding about one container of `obj`, pointing at the line of `needle` inside that
+/// container (and inside its probe or hook `place`, when given), so that the same flag in two
+/// containers points at two lines.
+pub(crate) fn container_finding(
+    rule: &'static str,
+    obj: &Object,
+    c: &Value,
+    place: &str,
+    needle: &str,
+    message: String,
+) -> Finding {
+    let mut f = Finding::object(rule, obj, message);
+    let name = format!("name: {}", container_name(c));
+    let place = place.rsplit('.').next().unwrap_or(place);
+    let mut path = vec![name.as_str()];
+    let place_key = format!("{place}:");
+    if !place.is_empty() {
+        path.push(&place_key);
+    }
+    path.push(needle);
+    let line = obj.line_of_path(&path, |line, n| match n.strip_prefix("name: ") {
+        // `name: x`, `- name: "x"`, `{name: x, …}`: the container's own name, not a prefix of it.
+        Some(want) => line.match_indices("name:").any(|(i, _)| {
+            let v = line[i + 5..].trim_start();
+            let v = v.split([',', '}', ' ', '\t']).next().unwrap_or_default();
+            v.trim_matches(|c| c == '"' || c == '\'') == want
+        }),
+        None => line.contains(n),
+    });
+    if let Some(src) = f.source.as_mut() {
+        src.line = line;
+    }
+    f
 }
 
 fn container_name(c: &Value) -> &str {
@@ -370,7 +453,7 @@ mod tests {
         let on = |args: &[&str]| {
             insecure_flags(&words(args))
                 .into_iter()
-                .map(|(s, _)| s)
+                .map(|s| s.shown)
                 .collect::<Vec<_>>()
         };
         assert_eq!(on(&["--quic-insecure"]), ["--quic-insecure"]);
@@ -394,12 +477,29 @@ mod tests {
             "-5"
         ])
         .is_empty());
-        let mut shell = Vec::new();
-        push_words("exec router --enable-dev-peer-forwarding; sleep 1", &mut shell);
+        // Per simple command: `echo`/`printf` only print their words; curl's `-k` in a cluster,
+        // but not as another option's value (`-ok` writes to a file named `k`).
+        let switches = |argv: &[&str]| {
+            shell::argv_commands(&words(argv))
+                .iter()
+                .flat_map(command_switches)
+                .map(|s| s.shown)
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
-            on(&shell.iter().map(String::as_str).collect::<Vec<_>>()),
+            switches(&["sh", "-c", "exec router --enable-dev-peer-forwarding; sleep 1"]),
             ["--enable-dev-peer-forwarding"]
         );
+        assert_eq!(
+            switches(&["sh", "-c", "curl -fsSk https://a; curl -k https://b; curl --insecure https://c; wget --no-check-certificate https://d"]),
+            ["curl -fsSk", "curl -k", "--insecure", "--no-check-certificate"]
+        );
+        assert!(switches(&[
+            "sh",
+            "-c",
+            "echo do not use -insecure here; printf '%s' --quic-insecure; curl -ok https://a; curl -fsSL https://b; sort -k 2 f"
+        ])
+        .is_empty());
     }
 
     pub(super) fn run(rule_id: &str, st: &crate::stack::EnvState, status: &[ReleaseStatus]) -> Vec<Finding> {

@@ -12,6 +12,27 @@ pub(super) struct Listener {
     pub kind: String,
     /// `tls_disable` is on (true, 1, "true", "1", …).
     pub tls_disable: bool,
+    /// `address` as written, when it is a literal string.
+    pub address: Option<String>,
+}
+
+impl Listener {
+    /// Serves plaintext beyond the pod: TLS off on a listener that is not a unix socket and not
+    /// bound to loopback. A `tcp` listener without `address` binds `127.0.0.1:8200` (the
+    /// OpenBao/Vault default); a template address (`{{ GetPrivateIP }}:8200`) is not loopback.
+    pub fn plaintext_on_network(&self) -> bool {
+        self.tls_disable && self.kind != "unix" && !self.address.as_deref().map_or(self.kind == "tcp", loopback_address)
+    }
+}
+
+/// `127.0.0.1:8100`, `localhost:8200`, `[::1]:8200`.
+fn loopback_address(a: &str) -> bool {
+    let a = a.trim();
+    let host = match a.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => a.rsplit_once(':').map(|(h, _)| h).unwrap_or(a),
+    };
+    host.eq_ignore_ascii_case("localhost") || host.starts_with("127.") || host == "::1"
 }
 
 /// The listeners of a server configuration, or `None` when `text` is not HCL/JSON with at least
@@ -36,6 +57,15 @@ fn hcl_on(e: &hcl::Expression) -> bool {
     }
 }
 
+fn hcl_str(e: &hcl::Expression) -> Option<String> {
+    match e {
+        hcl::Expression::String(s) => Some(s.clone()),
+        // `"${…}:8200"` and other templates: kept as written, never loopback.
+        hcl::Expression::TemplateExpr(t) => Some(t.to_string()),
+        _ => None,
+    }
+}
+
 fn hcl_listeners(body: &hcl::Body) -> Vec<Listener> {
     let mut out = Vec::new();
     for b in body.blocks().filter(|b| b.identifier() == "listener") {
@@ -44,21 +74,37 @@ fn hcl_listeners(body: &hcl::Body) -> Vec<Listener> {
             .body()
             .attributes()
             .any(|a| a.key() == "tls_disable" && hcl_on(a.expr()));
-        out.push(Listener { kind, tls_disable });
+        let address = b
+            .body()
+            .attributes()
+            .find(|a| a.key() == "address")
+            .and_then(|a| hcl_str(a.expr()));
+        out.push(Listener {
+            kind,
+            tls_disable,
+            address,
+        });
     }
     // `listener = { tcp = { … } }` (attribute form).
     for a in body.attributes().filter(|a| a.key() == "listener") {
         if let hcl::Expression::Object(o) = a.expr() {
             for (k, v) in o {
-                let tls_disable = match v {
-                    hcl::Expression::Object(inner) => inner
-                        .iter()
-                        .any(|(ik, iv)| ik.to_string() == "tls_disable" && hcl_on(iv)),
-                    _ => false,
+                let (tls_disable, address) = match v {
+                    hcl::Expression::Object(inner) => (
+                        inner
+                            .iter()
+                            .any(|(ik, iv)| ik.to_string() == "tls_disable" && hcl_on(iv)),
+                        inner
+                            .iter()
+                            .find(|(ik, _)| ik.to_string() == "address")
+                            .and_then(|(_, iv)| hcl_str(iv)),
+                    ),
+                    _ => (false, None),
                 };
                 out.push(Listener {
                     kind: k.to_string(),
                     tls_disable,
+                    address,
                 });
             }
         }
@@ -84,6 +130,7 @@ fn json_listeners(v: &Value) -> Vec<Listener> {
                 out.push(Listener {
                     kind: kind.clone(),
                     tls_disable: c.get("tls_disable").is_some_and(truthy),
+                    address: c.get("address").and_then(Value::as_str).map(str::to_string),
                 });
             }
         }
@@ -91,12 +138,13 @@ fn json_listeners(v: &Value) -> Vec<Listener> {
     out
 }
 
-/// Whether `text` turns a listener's TLS off. Server configuration is parsed; text that is not
-/// HCL/JSON at all (a script, a template fragment) falls back to a line scan for `tls_disable`,
-/// so nothing unparseable passes silently.
+/// Whether `text` configures a listener that serves plaintext beyond the pod
+/// (`Listener::plaintext_on_network`). Server configuration is parsed; text that is not HCL/JSON
+/// at all (a script, a template fragment) falls back to a line scan for `tls_disable`, so nothing
+/// unparseable passes silently.
 pub(super) fn disables_tls(text: &str) -> bool {
     match listeners(text) {
-        Some(ls) => ls.iter().any(|l| l.tls_disable),
+        Some(ls) => ls.iter().any(Listener::plaintext_on_network),
         None if hcl::parse(text).is_ok() || serde_json::from_str::<Value>(text).is_ok() => false,
         None => config_assignments(text, "tls_disable")
             .iter()
@@ -140,17 +188,41 @@ mod tests {
             [
                 Listener {
                     kind: "tcp".into(),
-                    tls_disable: true
+                    tls_disable: true,
+                    address: Some("[::]:8200".into()),
                 },
                 Listener {
                     kind: "unix".into(),
-                    tls_disable: false
+                    tls_disable: false,
+                    address: Some("/run/bao.sock".into()),
                 }
             ]
         );
-        assert!(disables_tls("listener \"tcp\" { tls_disable = \"true\" }"));
-        assert!(disables_tls("{\"listener\":[{\"tcp\":{\"tls_disable\":\"1\"}}]}"));
-        assert!(disables_tls("{\"listener\":{\"tcp\":{\"tls_disable\":true}}}"));
+        let any = "address = \"0.0.0.0:8200\"";
+        assert!(disables_tls(&format!(
+            "listener \"tcp\" {{ {any}\n tls_disable = \"true\" }}"
+        )));
+        assert!(disables_tls(
+            "{\"listener\":[{\"tcp\":{\"address\":\"[::]:8200\",\"tls_disable\":\"1\"}}]}"
+        ));
+        assert!(disables_tls(
+            "{\"listener\":{\"tcp\":{\"address\":\"10.0.0.1:8200\",\"tls_disable\":true}}}"
+        ));
+        assert!(disables_tls(
+            "listener \"tcp\" {\n address = \"{{ GetPrivateIP }}:8200\"\n tls_disable = 1\n}"
+        ));
+        // Loopback-bound (an agent's local listener; a tcp listener's default address is
+        // 127.0.0.1:8200) and unix-socket listeners serve nothing beyond the pod.
+        for local in [
+            "listener \"tcp\" {\n address = \"127.0.0.1:8100\"\n tls_disable = true\n}",
+            "listener \"tcp\" {\n address = \"[::1]:8100\"\n tls_disable = true\n}",
+            "listener \"tcp\" {\n address = \"localhost:8100\"\n tls_disable = true\n}",
+            "listener \"tcp\" { tls_disable = 1 }",
+            "listener \"unix\" {\n address = \"/run/agent.sock\"\n tls_disable = true\n}",
+            "{\"listener\":{\"unix\":{\"address\":\"/run/a.sock\",\"tls_disable\":true}}}",
+        ] {
+            assert!(!disables_tls(local), "{local}");
+        }
         assert!(!disables_tls(
             "listener \"tcp\" {\n  # tls_disable = 1\n  tls_disable = false\n  tls_disable_client_certs = true\n}"
         ));

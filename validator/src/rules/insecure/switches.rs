@@ -68,6 +68,7 @@ pub(super) fn insecure_effect(n: &str) -> Option<&'static str> {
         ),
         ("allowinsecuretransport", "allows plaintext transport"),
         ("kubeletinsecuretls", "turns off kubelet certificate verification"),
+        ("nocheckcertificate", "turns off TLS certificate verification"),
     ];
     if let Some((_, e)) = EXACT.iter().find(|(k, _)| *k == n) {
         return Some(e);

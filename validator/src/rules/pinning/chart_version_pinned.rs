@@ -9,19 +9,30 @@ pub(super) fn chart_version_pinned(ctx: &Ctx) -> Vec<Finding> {
     let mut out = Vec::new();
     for r in state.installed() {
         if r.devel {
-            out.push(
-                state_finding(
-                    CHART_VERSION_PINNED,
-                    ctx,
-                    r,
+            let mut f = state_finding(
+                CHART_VERSION_PINNED,
+                ctx,
+                r,
+                format!(
+                    "release {}: `devel: true` (its own or `helmDefaults.devel`) lets helm pick pre-release chart versions of {}",
+                    r.id(),
+                    r.chart
+                ),
+            )
+            .with_help("remove `devel: true` and pin the exact released version");
+            if r.devel_from_defaults {
+                // One setting, one finding: at the helmDefaults line, each release related.
+                f = f.with_cause_at(
+                    format!("helmDefaults@{}:devel", r.file),
+                    &r.file,
+                    r.helm_defaults_line,
                     format!(
-                        "release {}: `devel: true` (its own or `helmDefaults.devel`) lets helm pick pre-release chart versions of {}",
-                        r.id(),
-                        r.chart
+                        "{}: `helmDefaults.devel: true` lets helm pick pre-release chart versions for every release of this state file that sets no `devel` of its own",
+                        r.file
                     ),
-                )
-                .with_help("remove `devel: true` and pin the exact released version"),
-            );
+                );
+            }
+            out.push(f);
         }
         if !matches!(r.chart_ref, ChartRef::Repo { .. } | ChartRef::Oci { .. }) {
             continue;
@@ -111,5 +122,33 @@ mod tests {
             "{f:#?}"
         );
         insta::assert_json_snapshot!(f);
+    }
+
+    #[test]
+    fn helm_defaults_devel_is_one_finding_at_its_line() {
+        let inherit = |name: &str, line: usize| {
+            let mut r = rel("helmfile.yaml", line, "nvcf", name, local("charts/x"));
+            r.devel = true;
+            r.devel_from_defaults = true;
+            r.helm_defaults_line = Some(3);
+            r
+        };
+        let mut own = rel("helmfile.yaml", 40, "nvcf", "own", local("charts/x"));
+        own.devel = true;
+        let st = state(vec![inherit("a", 10), inherit("b", 20), own], vec![]);
+        let f = run_state(
+            rule(CHART_VERSION_PINNED),
+            &st,
+            &Stack::default(),
+            &Policy::default(),
+            &[],
+        );
+        assert_eq!(f.len(), 3);
+        let f = crate::fold::fold(f);
+        assert_eq!(f.len(), 2, "{f:#?}");
+        assert_eq!(f[0].source.as_ref().and_then(|s| s.line), Some(3));
+        assert!(f[0].message.contains("`helmDefaults.devel: true`"));
+        assert_eq!(f[0].related.len(), 2);
+        assert_eq!(f[1].release.as_deref(), Some("nvcf/own"));
     }
 }

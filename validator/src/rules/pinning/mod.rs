@@ -1,5 +1,6 @@
 //! Rule family: pinning. Every artifact the stack installs is fixed: remote charts by an exact
-//! release version and a sha256 in `charts.lock.yaml`, from an allowed https/oci source; images
+//! release version and a sha256 in the lock file (`settings.lockFile`), from an allowed https/oci
+//! source, local charts under the policy's `localChartRoots`; images
 //! by an exact tag (and a digest where the policy asks for one) from an allowed registry.
 //!
 //! One file per rule (its check and unit tests) with its explain text beside it as markdown; the
@@ -32,7 +33,8 @@ pub static RULES: &[Rule] = &[
         id: CHART_SOURCE_ALLOWED,
         family: "pinning",
         severity: Severity::Error,
-        summary: "a chart comes from plain http, an unlisted repository, or a local path outside charts/",
+        summary: "a chart comes from plain http, a repository the policy does not list, or a local path outside the \
+                  policy's localChartRoots (default charts/)",
         explain: include_str!("chart-source-allowed.md"),
         scope: Scope::State,
         check: chart_source_allowed::chart_source_allowed,
@@ -41,7 +43,8 @@ pub static RULES: &[Rule] = &[
         id: CHART_DIGEST_PINNED,
         family: "pinning",
         severity: Severity::Error,
-        summary: "a remote chart has no sha256 in the lock (or the lock disagrees), or a mirror tarball does not match it",
+        summary: "a remote chart has no sha256 in the lock file (settings.lockFile, default charts.lock.yaml) or the lock \
+                  disagrees, or a mirror tarball does not match it",
         explain: include_str!("chart-digest-pinned.md"),
         scope: Scope::State,
         check: chart_digest_pinned::chart_digest_pinned,

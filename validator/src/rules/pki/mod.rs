@@ -100,10 +100,11 @@ pub static RULES: &[Rule] = &[
         id: "vault-token-static",
         family: "pki",
         severity: Severity::Error,
-        summary: "something authenticates to OpenBao/Vault with a static token from a Secret or env (BAO_TOKEN, \
-                  VAULT_TOKEN, tokenSecretRef); a warning when the token is optional (one-time bootstrap)",
+        summary: "something authenticates to OpenBao/Vault with a static token from a Secret, env, script or values \
+                  (BAO_TOKEN, VAULT_TOKEN, tokenSecretRef, a mounted token file); never waived when required, a warning \
+                  when optional (one-time bootstrap)",
         explain: include_str!("vault-token-static.md"),
-        scope: Scope::Objects,
+        scope: Scope::StateAndObjects,
         check: vault_token_static::check_token,
     },
     Rule {

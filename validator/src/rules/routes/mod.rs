@@ -58,7 +58,7 @@ pub static RULES: &[Rule] = &[
         severity: Severity::Error,
         summary:
             "the router advertises an external gRPC or QUIC dial address that no Gateway listener + accepted route \
-                  carries to its 50071/TCP or 50072/UDP",
+                  carries to its gRPC/QUIC listen ports (from --listen-addr/--reverse-tunnel-listen-addr)",
         explain: include_str!("worker-routes-complete.md"),
         scope: Scope::Objects,
         check: check_worker,
