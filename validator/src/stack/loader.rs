@@ -27,6 +27,9 @@ pub fn default_file(dir: &Path) -> Option<PathBuf> {
 /// or a directory of states itself (as `helmfile --file DIR` reads it: see `state_files_in`). A
 /// directory of states is returned as the directory (helmfile is given it as is).
 pub fn resolve_entry(file: &Path) -> Result<PathBuf> {
+    if let Some(conflict) = entry_conflict(file) {
+        bail!("{}: {conflict}", file.display());
+    }
     let p = if file.is_dir() {
         default_file(file)
             .filter(|p| p.is_file() || !state_files_in(p).is_empty())
@@ -47,6 +50,31 @@ pub fn resolve_entry(file: &Path) -> Result<PathBuf> {
         );
     };
     Ok(absolute(&p))
+}
+
+/// What helmfile (run in `dir` without `--file`) refuses: `helmfile.yaml` beside
+/// `helmfile.yaml.gotmpl`, or either beside a `helmfile.d/` directory. Judging one of them would
+/// judge a stack helmfile does not apply.
+fn entry_conflict(dir: &Path) -> Option<String> {
+    if !dir.is_dir() {
+        return None;
+    }
+    let (yaml, gotmpl) = (dir.join("helmfile.yaml").is_file(), dir.join("helmfile.yaml.gotmpl").is_file());
+    if yaml && gotmpl {
+        return Some(
+            "both helmfile.yaml and helmfile.yaml.gotmpl exist, and helmfile refuses to choose; remove one of them \
+             (or pass the state file to judge with --file)"
+                .into(),
+        );
+    }
+    if (yaml || gotmpl) && dir.join("helmfile.d").is_dir() {
+        return Some(format!(
+            "both {} and helmfile.d/ exist, and helmfile refuses that (\"you can have either helmfile.yaml or \
+             helmfile.d, but not both\"); remove one, or pass the state file or directory to judge with --file",
+            if yaml { "helmfile.yaml" } else { "helmfile.yaml.gotmpl" }
+        ));
+    }
+    None
 }
 
 /// The states of a `helmfile.d`-style directory, in the order helmfile loads them: what
@@ -269,10 +297,16 @@ mod tests {
         );
         assert_eq!(stack_dir(&root.join("helmfile.d")), root);
         assert_eq!(root_of(&root.join("helmfile.d")), root);
-        // helmfile.yaml.gotmpl wins over helmfile.d/, helmfile.yaml over both.
+        // helmfile refuses a state file beside helmfile.d/, and helmfile.yaml beside its .gotmpl.
         touch(&root.join("helmfile.yaml.gotmpl"));
+        let e = resolve_entry(&root).unwrap_err().to_string();
+        assert!(e.contains("helmfile.yaml.gotmpl and helmfile.d/ exist"), "{e}");
+        std::fs::remove_dir_all(root.join("helmfile.d")).unwrap();
         assert_eq!(resolve_entry(&root).unwrap(), root.join("helmfile.yaml.gotmpl"));
         touch(&root.join("helmfile.yaml"));
+        let e = resolve_entry(&root).unwrap_err().to_string();
+        assert!(e.contains("both helmfile.yaml and helmfile.yaml.gotmpl"), "{e}");
+        std::fs::remove_file(root.join("helmfile.yaml.gotmpl")).unwrap();
         assert_eq!(resolve_entry(&root).unwrap(), root.join("helmfile.yaml"));
         assert_eq!(default_file(&root), Some(root.join("helmfile.yaml")));
         assert_eq!(stack_dir(&root), root);

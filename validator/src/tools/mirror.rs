@@ -79,6 +79,20 @@ refs() {{
 placeholder_yaml() {{
   printf 'apiVersion: v2\nname: %s\nversion: %s\ndescription: nvcf-validate offline placeholder for %s (not fetched)\n' "$1" "$2" "$3"
 }}
+# helm's global flags may come before the subcommand (helmfile puts `--kube-context X` there when
+# a state sets helmDefaults.kubeContext): move them behind the subcommand's own arguments, where
+# helm takes them as well, so that "$1" is always the subcommand.
+lead=0; value=0
+for a in "$@"; do
+  if [ "$value" = 1 ]; then lead=$((lead + 1)); value=0; continue; fi
+  case "$a" in
+    --kube-context|--kubeconfig|--namespace|-n|--registry-config|--repository-config|--repository-cache|--content-cache|--kube-apiserver|--kube-as-user|--kube-as-group|--kube-ca-file|--kube-token|--kube-tls-server-name|--burst-limit|--qps)
+      lead=$((lead + 1)); value=1 ;;
+    -*) lead=$((lead + 1)) ;;
+    *) break ;;
+  esac
+done
+while [ "$lead" -gt 0 ]; do set -- "$@" "$1"; shift; lead=$((lead - 1)); done
 if [ "$OFFLINE" = 1 ]; then
   case "$1 $2" in
     "repo add"*)
@@ -299,6 +313,33 @@ mod tests {
             err.contains("`helm template ingress ingress/ingress-nginx 4.11.1` refused"),
             "{err}"
         );
+        // Global flags before the subcommand (helmDefaults.kubeContext) change nothing.
+        let (code, _, err) = call(
+            &front,
+            cwd,
+            &[
+                "--kube-context",
+                "lab",
+                "--debug",
+                "pull",
+                "oci://registry.example.invalid/charts/app",
+                "--version",
+                "1.0.0",
+                "--untar",
+                "--untardir",
+                "out",
+            ],
+        );
+        assert_eq!(code, 0, "{err}");
+        assert!(cwd.join("out/app/Chart.yaml").is_file());
+        let (code, _, _) = call(&front, cwd, &["--kube-context=lab", "repo", "add", "x", "https://x.example"]);
+        assert_eq!(code, 0);
+        let (code, _, _) = call(
+            &front,
+            cwd,
+            &["-n", "apps", "template", "ingress", "ingress/ingress-nginx", "--version", "4.11.1"],
+        );
+        assert_eq!(code, 1);
         assert!(
             !log.exists(),
             "a registry call reached the real helm: {}",

@@ -288,7 +288,7 @@ fn token_secret_refs(v: &Value, path: &mut Vec<String>, depth: usize, out: &mut 
         Value::Object(m) => {
             for (k, child) in m {
                 path.push(k.clone());
-                if k == "tokenSecretRef" && !child.is_null() {
+                if k == "tokenSecretRef" && !child.is_null() && !is_schema(child) {
                     out.push((show_path(path), child.clone()));
                 } else {
                     token_secret_refs(child, path, depth + 1, out);
@@ -305,6 +305,11 @@ fn token_secret_refs(v: &Value, path: &mut Vec<String>, depth: usize, out: &mut 
         }
         _ => {}
     }
+}
+
+/// An OpenAPI schema of a field (`{type: object, properties: …}`), not a reference to a Secret.
+fn is_schema(v: &Value) -> bool {
+    v.get("type").is_some_and(Value::is_string) && (v.get("properties").is_some() || v.get("description").is_some())
 }
 
 /// `a.b[0].c`.
@@ -421,7 +426,8 @@ pub(super) fn check_token(ctx: &Ctx) -> Vec<Finding> {
                 }
             }
         }
-        if obj.kind == "Secret" || obj.kind == "ConfigMap" {
+        // A CustomResourceDefinition describes `tokenSecretRef` in its schema; it uses no token.
+        if obj.kind == "Secret" || obj.kind == "ConfigMap" || obj.kind == "CustomResourceDefinition" {
             continue;
         }
         let Some(spec) = obj.at("/spec") else { continue };
