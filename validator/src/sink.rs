@@ -470,4 +470,80 @@ mod tests {
         assert_eq!(o.get("image-pinned"), Some(Level::Warning));
         assert_eq!(o.get("object-one-owner"), None);
     }
+
+    #[test]
+    fn a_waiver_matches_only_when_every_field_of_its_target_agrees() {
+        use crate::finding::ObjectRef;
+        let mut f = finding("image-pinned", "d");
+        f.object = Some(ObjectRef {
+            api_version: "batch/v1".into(),
+            kind: "Job".into(),
+            namespace: Some("ns".into()),
+            name: "j".into(),
+        });
+        let all = "environment: d, release: nvcf/request-router, kind: Job, namespace: ns, name: j";
+        let one_off = [
+            "environment: e, release: nvcf/request-router, kind: Job, namespace: ns, name: j",
+            "environment: d, release: nvcf/other, kind: Job, namespace: ns, name: j",
+            "environment: d, release: nvcf/request-router, kind: Pod, namespace: ns, name: j",
+            "environment: d, release: nvcf/request-router, kind: Job, namespace: other, name: j",
+            "environment: d, release: nvcf/request-router, kind: Job, namespace: ns, name: k",
+        ];
+        let waiver = |t: &str| format!("- {{rule: image-pinned, target: {{{t}}}, reason: r, expires: 2027-01-01}}\n");
+        let p = policy(&format!("waivers:\n{}", waiver(all)));
+        let out = apply(vec![f.clone()], &p, &Overrides::default(), date!(2026 - 11 - 29));
+        assert_eq!((out.len(), out[0].waived.as_deref()), (1, Some("r")), "{out:#?}");
+        for t in one_off {
+            let p = policy(&format!("waivers:\n{}", waiver(t)));
+            let out = apply(vec![f.clone()], &p, &Overrides::default(), date!(2026 - 11 - 29));
+            assert_eq!(out[0].waived, None, "{t}");
+            assert_eq!(out[1].rule, prules::WAIVER_UNUSED, "{t}");
+        }
+        // Another rule's waiver never applies.
+        let p =
+            policy("waivers:\n- {rule: object-one-owner, target: {environment: d}, reason: r, expires: 2027-01-01}\n");
+        let out = apply(vec![f], &p, &Overrides::default(), date!(2026 - 11 - 29));
+        assert_eq!(out[0].waived, None);
+        // The first matching waiver's reason is kept; both count as used.
+        let p = policy(&format!(
+            "waivers:\n{}{}",
+            waiver("environment: d"),
+            waiver("kind: Job").replace("reason: r", "reason: r2")
+        ));
+        let mut g = finding("image-pinned", "d");
+        g.object = Some(ObjectRef {
+            api_version: "v1".into(),
+            kind: "Job".into(),
+            namespace: None,
+            name: "x".into(),
+        });
+        let out = apply(vec![g], &p, &Overrides::default(), date!(2026 - 11 - 29));
+        assert_eq!((out.len(), out[0].waived.as_deref()), (1, Some("r")), "{out:#?}");
+    }
+
+    #[test]
+    fn waiver_findings_take_overrides_too() {
+        let p = policy("waivers:\n- {rule: image-pinned, target: {environment: d}, reason: r, expires: 2027-01-01}\n");
+        let o = Overrides::new(&p, &[], &[], &[prules::WAIVER_UNUSED.into()]).unwrap();
+        assert!(apply(vec![], &p, &o, date!(2026 - 11 - 29)).is_empty());
+        let o = Overrides::new(&p, &[prules::WAIVER_UNUSED.into()], &[], &[]).unwrap();
+        let out = apply(vec![], &p, &o, date!(2026 - 11 - 29));
+        assert_eq!((out[0].rule, out[0].sev()), (prules::WAIVER_UNUSED, Severity::Error));
+        let o = Overrides::new(&p, &[], &[prules::WAIVER_EXPIRED.into()], &[]).unwrap();
+        let out = apply(vec![], &p, &o, date!(2027 - 02 - 01));
+        assert_eq!((out[0].rule, out[0].sev()), (prules::WAIVER_EXPIRED, Severity::Warning));
+        // A finding keeps the lower severity its rule chose for a variant, unless overridden.
+        let mut f = finding("image-pinned", "d");
+        f.severity = Some(Severity::Warning);
+        let out = apply(
+            vec![f.clone()],
+            &Policy::default(),
+            &Overrides::default(),
+            date!(2026 - 11 - 29),
+        );
+        assert_eq!(out[0].sev(), Severity::Warning);
+        let o = Overrides::new(&Policy::default(), &["image-pinned".into()], &[], &[]).unwrap();
+        let out = apply(vec![f], &Policy::default(), &o, date!(2026 - 11 - 29));
+        assert_eq!(out[0].sev(), Severity::Error);
+    }
 }
