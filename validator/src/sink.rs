@@ -453,8 +453,10 @@ mod tests {
             e.to_string().starts_with("-W: `insecure-flag` may never be waived"),
             "{e}"
         );
-        let mut p = Policy::default();
-        p.file = Some("pol.yaml".into());
+        let mut p = Policy {
+            file: Some("pol.yaml".into()),
+            ..Policy::default()
+        };
         p.severity.insert("plaintext-endpoint".into(), Level::Allow);
         let e = Overrides::new(&p, &[], &[], &[]).unwrap_err();
         assert!(
