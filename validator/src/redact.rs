@@ -100,6 +100,35 @@ pub fn error_text(e: &dyn std::fmt::Display) -> String {
     cap(&out, 400)
 }
 
+/// Longest value of a configuration file (policy, lock) echoed whole in an error (characters).
+pub const MAX_CONFIG_VALUE: usize = 60;
+
+/// Whether `s` looks like key material or a token: a PEM block or header, base64 that decodes to a
+/// private key, or a run of 32 or more base64/hex characters mixing letters and digits (a key or
+/// token pasted into the wrong field). Such values are never echoed.
+pub fn key_like(s: &str) -> bool {
+    if crate::rules::secrets::key_material(s).is_some()
+        || s.contains("-----BEGIN")
+        || s.to_ascii_uppercase().contains("PRIVATE KEY")
+    {
+        return true;
+    }
+    s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '+' || c == '/' || c == '='))
+        .any(|run| {
+            run.len() >= 32 && run.bytes().any(|b| b.is_ascii_digit()) && run.bytes().any(|b| b.is_ascii_alphabetic())
+        })
+}
+
+/// A value of a configuration file (policy, lock) as an error may echo it: a key-like value only
+/// by its length, any other with URL userinfo redacted and capped at [`MAX_CONFIG_VALUE`].
+pub fn config_value(s: &str) -> String {
+    if key_like(s) {
+        format!("<{} characters, not shown>", s.chars().count())
+    } else {
+        cap(&redact_userinfo(s), MAX_CONFIG_VALUE)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,5 +164,32 @@ mod tests {
         assert!(!shown.contains("QQQQ"), "{shown}");
         assert!(shown.contains("<327 characters, not shown>"), "{shown}");
         assert_eq!(error_text(&"unknown field `foo`"), "unknown field `foo`");
+    }
+
+    #[test]
+    fn config_values_hide_keys_and_tokens_and_cap_the_rest() {
+        let pem = format!("-----BEGIN PRIVATE KEY----- {}", "Q".repeat(300));
+        assert_eq!(
+            config_value(&pem),
+            format!("<{} characters, not shown>", pem.chars().count())
+        );
+        assert!(key_like("x -----BEGIN RSA"));
+        assert!(key_like("an ec private key"));
+        assert!(key_like("hvs.CAESIJm1x2y3z4A5b6C7d8E9f0G1h2I3j4K5"), "a token");
+        assert!(key_like(&"0123456789abcdef".repeat(4)), "a long hex run");
+        assert!(!key_like(&"abcdefgh".repeat(8)), "letters only");
+        assert!(!key_like(&"01234567".repeat(8)), "digits only");
+        assert!(!key_like("0123456789abcdef0123456789abcde"), "31 characters");
+        assert!(!key_like("oci://quay.io/jetstack/charts"));
+        assert!(!key_like(
+            "request-router-0.request-router-headless.nvcf.svc.cluster.local"
+        ));
+        assert_eq!(config_value("charts/"), "charts/");
+        assert_eq!(config_value("http://u:p@h"), "http://***@h");
+        let long = "x".repeat(100);
+        assert_eq!(
+            config_value(&long),
+            format!("{}… (100 characters)", "x".repeat(MAX_CONFIG_VALUE))
+        );
     }
 }

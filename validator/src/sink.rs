@@ -19,12 +19,16 @@ pub struct Overrides {
 
 impl Overrides {
     /// Validate and merge overrides. Unknown rules and attempts to lower a rule that may never be
-    /// waived are errors (the gate fails closed rather than ignore a mistyped switch).
+    /// waived are errors (the gate fails closed rather than ignore a mistyped switch); the policy's
+    /// `severity:` map cannot lower the findings about the policy itself either, the command line can.
     pub fn new(policy: &Policy, deny: &[String], warn: &[String], allow: &[String]) -> Result<Overrides> {
         let mut map = BTreeMap::new();
         let policy_name = policy.file.as_deref().unwrap_or("policy");
         for (rule, level) in &policy.severity {
             check_override(policy, rule, *level, &format!("{policy_name}: severity"))?;
+            if *level != Level::Error && crate::policy::about_the_policy(rule) {
+                bail!("{policy_name}: severity: `{rule}` reports on the policy itself, which cannot lower it (-W/-A on the command line can)");
+            }
             map.insert(rule.clone(), *level);
         }
         for (flag, list, level) in [
@@ -49,7 +53,7 @@ impl Overrides {
 }
 
 fn check_override(policy: &Policy, rule: &str, level: Level, origin: &str) -> Result<()> {
-    if level != Level::Error && !policy.may_waive(rule) {
+    if level != Level::Error && policy.never_waived(rule) {
         bail!(
             "{origin}: `{rule}` may never be waived or lowered (settings.neverWaive); fix the finding instead of overriding it"
         );
@@ -92,7 +96,19 @@ pub fn apply(findings: Vec<Finding>, policy: &Policy, overrides: &Overrides, tod
     let policy_source = |w: &Waiver| policy.file.clone().map(|file| SourceRef { file, line: w.line });
     for (i, w) in policy.waivers.iter().enumerate() {
         let (rule, sev, msg) = if !policy.may_waive(&w.rule) {
-            (prules::WAIVER_FORBIDDEN, Severity::Error, format!("waiver #{} for `{}` is refused: this rule may never be waived (settings.neverWaive); the findings it targets stand", w.index, w.rule))
+            let why = if policy.never_waived(&w.rule) {
+                "this rule may never be waived (settings.neverWaive)"
+            } else {
+                "this rule reports on the policy itself, which cannot waive it"
+            };
+            (
+                prules::WAIVER_FORBIDDEN,
+                Severity::Error,
+                format!(
+                    "waiver #{} for `{}` is refused: {why}; the findings it targets stand",
+                    w.index, w.rule
+                ),
+            )
         } else if w.expires < today {
             (
                 prules::WAIVER_EXPIRED,
@@ -238,7 +254,15 @@ mod tests {
             with(Severity::Error, false),
             with(Severity::Error, true),
         ];
-        assert_eq!(count(&findings), Counts { errors: 1, warnings: 2, notes: 3, waived: 1 });
+        assert_eq!(
+            count(&findings),
+            Counts {
+                errors: 1,
+                warnings: 2,
+                notes: 3,
+                waived: 1
+            }
+        );
     }
 
     #[test]
@@ -369,5 +393,161 @@ mod tests {
         )
         .unwrap_err();
         assert!(format!("{e:#}").contains("not a date"), "{e:#}");
+    }
+
+    #[test]
+    fn the_policy_cannot_lower_or_waive_findings_about_itself_the_command_line_can() {
+        // The policy's own severity map (built directly: `Policy::parse` refuses it with a line).
+        let mut p = Policy::default();
+        p.severity.insert(prules::POLICY_ALLOWS_ANY.into(), Level::Allow);
+        let e = Overrides::new(&p, &[], &[], &[]).unwrap_err();
+        assert!(e.to_string().contains("reports on the policy itself"), "{e}");
+        p.severity.insert(prules::POLICY_ALLOWS_ANY.into(), Level::Warning);
+        assert!(Overrides::new(&p, &[], &[], &[]).is_err());
+        p.severity.insert(prules::POLICY_ALLOWS_ANY.into(), Level::Error);
+        let o = Overrides::new(&p, &[], &[], &[]).unwrap();
+        assert_eq!(o.get(prules::POLICY_ALLOWS_ANY), Some(Level::Error));
+        // The command line may (the operator's visible choice).
+        let o = Overrides::new(&Policy::default(), &[], &[], &[prules::POLICY_ALLOWS_ANY.into()]).unwrap();
+        let out = apply(
+            vec![Finding::new(prules::POLICY_ALLOWS_ANY, "m")],
+            &Policy::default(),
+            &o,
+            date!(2026 - 11 - 29),
+        );
+        assert!(out.is_empty(), "{out:#?}");
+        // A waiver for a finding about the policy is refused, and says why.
+        let p = policy(
+            "waivers:\n\
+             - {rule: policy-allows-any, target: {environment: d}, reason: r, expires: 2027-01-01}\n\
+             - {rule: plaintext-endpoint, target: {environment: d}, reason: r, expires: 2027-01-01}\n",
+        );
+        let mut f = Finding::new(prules::POLICY_ALLOWS_ANY, "m");
+        f.environment = Some("d".into());
+        let out = apply(vec![f], &p, &Overrides::default(), date!(2026 - 11 - 29));
+        assert_eq!(out[0].waived, None, "{out:#?}");
+        assert_eq!((out[1].rule, out[1].sev()), (prules::WAIVER_FORBIDDEN, Severity::Error));
+        assert!(
+            out[1].message.contains("reports on the policy itself"),
+            "{}",
+            out[1].message
+        );
+        assert!(
+            out[2].message.contains("may never be waived (settings.neverWaive)"),
+            "{}",
+            out[2].message
+        );
+        assert_eq!(
+            out[1].source.as_ref().map(|s| (s.file.as_str(), s.line)),
+            Some(("validator-policy.yaml", Some(2)))
+        );
+        assert_eq!(out[2].source.as_ref().and_then(|s| s.line), Some(3));
+        assert_eq!(out[1].environment.as_deref(), Some("d"));
+    }
+
+    #[test]
+    fn raising_a_never_waived_rule_is_allowed_lowering_it_is_not() {
+        let p = Policy::default();
+        let o = Overrides::new(&p, &["insecure-flag".into()], &[], &[]).unwrap();
+        assert_eq!(o.get("insecure-flag"), Some(Level::Error));
+        let e = Overrides::new(&p, &[], &["insecure-flag".into()], &[]).unwrap_err();
+        assert!(
+            e.to_string().starts_with("-W: `insecure-flag` may never be waived"),
+            "{e}"
+        );
+        let mut p = Policy {
+            file: Some("pol.yaml".into()),
+            ..Policy::default()
+        };
+        p.severity.insert("plaintext-endpoint".into(), Level::Allow);
+        let e = Overrides::new(&p, &[], &[], &[]).unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("pol.yaml: severity: `plaintext-endpoint` may never be waived"),
+            "{e}"
+        );
+        // The command line wins over the policy's map.
+        let p = policy("severity: {image-pinned: warning}\n");
+        let o = Overrides::new(&p, &["image-pinned".into()], &[], &[]).unwrap();
+        assert_eq!(o.get("image-pinned"), Some(Level::Error));
+        let o = Overrides::new(&p, &[], &[], &[]).unwrap();
+        assert_eq!(o.get("image-pinned"), Some(Level::Warning));
+        assert_eq!(o.get("object-one-owner"), None);
+    }
+
+    #[test]
+    fn a_waiver_matches_only_when_every_field_of_its_target_agrees() {
+        use crate::finding::ObjectRef;
+        let mut f = finding("image-pinned", "d");
+        f.object = Some(ObjectRef {
+            api_version: "batch/v1".into(),
+            kind: "Job".into(),
+            namespace: Some("ns".into()),
+            name: "j".into(),
+        });
+        let all = "environment: d, release: nvcf/request-router, kind: Job, namespace: ns, name: j";
+        let one_off = [
+            "environment: e, release: nvcf/request-router, kind: Job, namespace: ns, name: j",
+            "environment: d, release: nvcf/other, kind: Job, namespace: ns, name: j",
+            "environment: d, release: nvcf/request-router, kind: Pod, namespace: ns, name: j",
+            "environment: d, release: nvcf/request-router, kind: Job, namespace: other, name: j",
+            "environment: d, release: nvcf/request-router, kind: Job, namespace: ns, name: k",
+        ];
+        let waiver = |t: &str| format!("- {{rule: image-pinned, target: {{{t}}}, reason: r, expires: 2027-01-01}}\n");
+        let p = policy(&format!("waivers:\n{}", waiver(all)));
+        let out = apply(vec![f.clone()], &p, &Overrides::default(), date!(2026 - 11 - 29));
+        assert_eq!((out.len(), out[0].waived.as_deref()), (1, Some("r")), "{out:#?}");
+        for t in one_off {
+            let p = policy(&format!("waivers:\n{}", waiver(t)));
+            let out = apply(vec![f.clone()], &p, &Overrides::default(), date!(2026 - 11 - 29));
+            assert_eq!(out[0].waived, None, "{t}");
+            assert_eq!(out[1].rule, prules::WAIVER_UNUSED, "{t}");
+        }
+        // Another rule's waiver never applies.
+        let p =
+            policy("waivers:\n- {rule: object-one-owner, target: {environment: d}, reason: r, expires: 2027-01-01}\n");
+        let out = apply(vec![f], &p, &Overrides::default(), date!(2026 - 11 - 29));
+        assert_eq!(out[0].waived, None);
+        // The first matching waiver's reason is kept; both count as used.
+        let p = policy(&format!(
+            "waivers:\n{}{}",
+            waiver("environment: d"),
+            waiver("kind: Job").replace("reason: r", "reason: r2")
+        ));
+        let mut g = finding("image-pinned", "d");
+        g.object = Some(ObjectRef {
+            api_version: "v1".into(),
+            kind: "Job".into(),
+            namespace: None,
+            name: "x".into(),
+        });
+        let out = apply(vec![g], &p, &Overrides::default(), date!(2026 - 11 - 29));
+        assert_eq!((out.len(), out[0].waived.as_deref()), (1, Some("r")), "{out:#?}");
+    }
+
+    #[test]
+    fn waiver_findings_take_overrides_too() {
+        let p = policy("waivers:\n- {rule: image-pinned, target: {environment: d}, reason: r, expires: 2027-01-01}\n");
+        let o = Overrides::new(&p, &[], &[], &[prules::WAIVER_UNUSED.into()]).unwrap();
+        assert!(apply(vec![], &p, &o, date!(2026 - 11 - 29)).is_empty());
+        let o = Overrides::new(&p, &[prules::WAIVER_UNUSED.into()], &[], &[]).unwrap();
+        let out = apply(vec![], &p, &o, date!(2026 - 11 - 29));
+        assert_eq!((out[0].rule, out[0].sev()), (prules::WAIVER_UNUSED, Severity::Error));
+        let o = Overrides::new(&p, &[], &[prules::WAIVER_EXPIRED.into()], &[]).unwrap();
+        let out = apply(vec![], &p, &o, date!(2027 - 02 - 01));
+        assert_eq!((out[0].rule, out[0].sev()), (prules::WAIVER_EXPIRED, Severity::Warning));
+        // A finding keeps the lower severity its rule chose for a variant, unless overridden.
+        let mut f = finding("image-pinned", "d");
+        f.severity = Some(Severity::Warning);
+        let out = apply(
+            vec![f.clone()],
+            &Policy::default(),
+            &Overrides::default(),
+            date!(2026 - 11 - 29),
+        );
+        assert_eq!(out[0].sev(), Severity::Warning);
+        let o = Overrides::new(&Policy::default(), &["image-pinned".into()], &[], &[]).unwrap();
+        let out = apply(vec![f], &Policy::default(), &o, date!(2026 - 11 - 29));
+        assert_eq!(out[0].sev(), Severity::Error);
     }
 }

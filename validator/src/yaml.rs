@@ -16,8 +16,10 @@
 //! libyaml accepts is a line break for locations (`line_starts`). Work is bounded while parsing:
 //! nesting deeper than `MAX_DEPTH` and alias expansion beyond a budget stop the parse at once.
 //!
-//! Policy, lock and state files (`from_str`) are deserialised with `serde_norway`, whose typed
-//! fields do not depend on YAML 1.1 scalar resolution.
+//! The policy and the chart lock are read with the same reader (`located`), one document each, with
+//! the line of every node kept by its JSON pointer for messages, and a key written twice in one
+//! mapping refused with both lines (yaml.v2's strict decoding): in a file that says what the gate
+//! allows, a second `waivers:` silently replacing the first is a change no reviewer sees.
 
 mod events;
 pub mod resolve;
@@ -49,6 +51,104 @@ pub struct Doc {
 /// Every document of a YAML stream as the API server would receive it. Empty documents (only
 /// comments, or `null`) are counted in `index` but not returned.
 pub fn documents(text: &str) -> Result<Vec<Doc>> {
+    Ok(read(text, false)?.into_iter().map(|(d, _)| d).collect())
+}
+
+/// One YAML document of a configuration file (the policy, the chart lock), read as `value` reads
+/// it (anchors, merge keys, YAML 1.1 scalars), with the line of every node written in the text.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub value: Value,
+    lines: HashMap<String, usize>,
+}
+
+impl Located {
+    /// The 1-based line of the node at `pointer` (RFC 6901: `/waivers/0`, `/settings/lockFile`;
+    /// a mapping entry's line is its key's). A node that came from an alias or a merge has no line
+    /// of its own: the line of the nearest enclosing node written in the text.
+    pub fn line(&self, pointer: &str) -> Option<usize> {
+        let mut p = pointer;
+        loop {
+            if let Some(&l) = self.lines.get(p) {
+                return Some(l);
+            }
+            p = &p[..p.rfind('/')?];
+        }
+    }
+}
+
+impl Located {
+    /// The document as a `T`. A field that does not deserialise is named by its path and line
+    /// (`validator-policy.yaml:12: `settings.gatewayApi.version`: …`); the deserialiser's message,
+    /// which may quote the offending value, is shown only through `redact::error_text`. An empty
+    /// document reads as an empty mapping; any other document that is not a mapping is refused.
+    pub fn typed<T: DeserializeOwned>(&self, display: &str) -> Result<T> {
+        let value = match &self.value {
+            Value::Null => Value::Object(Map::new()),
+            v @ Value::Object(_) => v.clone(),
+            _ => bail!("{display}: not a mapping at the top level"),
+        };
+        serde_path_to_error::deserialize(value).map_err(|e| {
+            let mut pointer = String::new();
+            for seg in e.path().iter() {
+                match seg {
+                    serde_path_to_error::Segment::Seq { index } => pointer.push_str(&format!("/{index}")),
+                    serde_path_to_error::Segment::Map { key } => {
+                        pointer.push('/');
+                        pointer.push_str(&pointer_segment(key));
+                    }
+                    _ => {}
+                }
+            }
+            let at = match self.line(&pointer) {
+                Some(l) => format!("{display}:{l}"),
+                None => display.to_string(),
+            };
+            let path = e.path().to_string();
+            let inner = crate::redact::error_text(e.inner());
+            let hint = if inner.contains("expected a string") && !inner.contains("invalid type: string") {
+                " (quote the value: YAML reads 1.30 as the number 1.3, yes as true)"
+            } else {
+                ""
+            };
+            if path == "." {
+                anyhow!("{at}: {inner}{hint}")
+            } else {
+                anyhow!("{at}: `{}`: {inner}{hint}", crate::redact::cap(&path, 80))
+            }
+        })
+    }
+}
+
+/// `key` as one JSON pointer segment (RFC 6901: `~` → `~0`, `/` → `~1`).
+pub fn pointer_segment(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+/// Read a configuration file of exactly one document (none: `null`) with the lines of its nodes.
+/// A key written twice in one mapping is an error naming both lines (merged keys are not
+/// duplicates: a key written beside `<<` overrides the merged one, as in every YAML reader).
+pub fn located(text: &str) -> Result<Located> {
+    let mut docs = read(text, true)?;
+    match docs.len() {
+        0 => Ok(Located {
+            value: Value::Null,
+            lines: HashMap::new(),
+        }),
+        1 => {
+            let (doc, lines) = docs.remove(0);
+            Ok(Located {
+                value: doc.value,
+                lines,
+            })
+        }
+        n => bail!("expected one YAML document, found {n}"),
+    }
+}
+
+/// The document stream; `config`: refuse duplicate keys and keep every node's line (one map per
+/// document), for the policy and the lock.
+fn read(text: &str, config: bool) -> Result<Vec<(Doc, HashMap<String, usize>)>> {
     if text.len() > MAX_INPUT {
         bail!(
             "YAML input of {} bytes is larger than the {} MiB limit",
@@ -62,6 +162,8 @@ pub fn documents(text: &str) -> Result<Vec<Doc>> {
         nodes: 0,
         alias_nodes: 0,
         depth: 0,
+        lines: config.then(HashMap::new),
+        path: String::new(),
     };
     let mut docs = Vec::new();
     let mut index = 0usize;
@@ -75,22 +177,26 @@ pub fn documents(text: &str) -> Result<Vec<Doc>> {
                 let first = b.next()?;
                 let line = first.start.line + 1;
                 let mut item_lines = Vec::new();
-                let value = b.node(first, Some(&mut item_lines))?;
+                let value = b.node(first, (!config).then_some(&mut item_lines))?;
                 match b.next()?.kind {
                     Kind::DocumentEnd => {}
                     other => bail!("YAML document {index}: unexpected {other:?} at its end"),
                 }
+                let lines = b.lines.as_mut().map(std::mem::take).unwrap_or_default();
                 if !value.is_null() {
                     let is_list = value
                         .get("kind")
                         .and_then(Value::as_str)
                         .is_some_and(|k| k.ends_with("List"));
-                    docs.push(Doc {
-                        value,
-                        line,
-                        index,
-                        item_lines: if is_list { item_lines } else { Vec::new() },
-                    });
+                    docs.push((
+                        Doc {
+                            value,
+                            line,
+                            index,
+                            item_lines: if is_list { item_lines } else { Vec::new() },
+                        },
+                        lines,
+                    ));
                 }
                 index += 1;
             }
@@ -130,6 +236,8 @@ pub fn spanned_documents(text: &str) -> Result<Vec<SpannedDoc>> {
         nodes: 0,
         alias_nodes: 0,
         depth: 0,
+        lines: None,
+        path: String::new(),
     };
     let mut docs = Vec::new();
     let mut prev_end = 0usize;
@@ -237,6 +345,11 @@ struct Builder<'a> {
     nodes: usize,
     alias_nodes: usize,
     depth: usize,
+    /// For configuration files (`located`): the line of every node by JSON pointer; duplicate keys
+    /// are refused.
+    lines: Option<HashMap<String, usize>>,
+    /// JSON pointer of the node being built (kept only with `lines`).
+    path: String,
 }
 
 /// One key of a mapping while it is read: a plain key, or a merge (`<<`) of these values.
@@ -264,6 +377,9 @@ impl Builder<'_> {
     fn node(&mut self, ev: events::Event, item_lines: Option<&mut Vec<usize>>) -> Result<Value> {
         let line = ev.start.line + 1;
         let col = ev.start.column + 1;
+        if let Some(lines) = &mut self.lines {
+            lines.entry(self.path.clone()).or_insert(line);
+        }
         self.nodes += 1;
         let before = self.nodes + self.alias_nodes;
         let (value, anchor) = match ev.kind {
@@ -296,7 +412,12 @@ impl Builder<'_> {
                     if matches!(e.kind, Kind::SequenceEnd) {
                         break;
                     }
+                    let len = self.path.len();
+                    if self.lines.is_some() {
+                        self.path.push_str(&format!("/{}", items.len()));
+                    }
                     items.push(self.node(e, None)?);
+                    self.path.truncate(len);
                 }
                 self.depth -= 1;
                 (Value::Array(items), anchor)
@@ -306,6 +427,8 @@ impl Builder<'_> {
                 check_collection_tag(tag.as_deref(), "tag:yaml.org,2002:map", line)?;
                 let mut entries = Vec::new();
                 let mut item_lines = item_lines;
+                // Keys written in this mapping and their lines (configuration files only).
+                let mut seen: HashMap<String, usize> = HashMap::new();
                 loop {
                     let k = self.next()?;
                     if matches!(k.kind, Kind::MappingEnd) {
@@ -330,9 +453,30 @@ impl Builder<'_> {
                         }
                     };
                     let v = self.next()?;
+                    let len = self.path.len();
+                    if self.lines.is_some() {
+                        let written = if merge {
+                            "<<".to_string()
+                        } else {
+                            key.as_ref().map_err(|e| anyhow!("{e} at line {kline}"))?.clone()
+                        };
+                        if let Some(first) = seen.insert(written.clone(), kline) {
+                            bail!(
+                                "key `{}` is written twice in one mapping (lines {first} and {kline}); \
+                                 keep one, so the file says one thing",
+                                cap(&written)
+                            );
+                        }
+                        self.path.push('/');
+                        self.path.push_str(&pointer_segment(&written));
+                        if let Some(lines) = &mut self.lines {
+                            lines.insert(self.path.clone(), kline);
+                        }
+                    }
                     if merge {
-                        let v = self.node(v, None)?;
-                        entries.push(Entry::Merge(v, kline));
+                        let v = self.node(v, None);
+                        self.path.truncate(len);
+                        entries.push(Entry::Merge(v?, kline));
                         continue;
                     }
                     let key = key.map_err(|e| anyhow!("{e} at line {kline}"))?;
@@ -344,6 +488,7 @@ impl Builder<'_> {
                     } else {
                         self.node(v, None)?
                     };
+                    self.path.truncate(len);
                     entries.push(Entry::Key(key, value));
                 }
                 self.depth -= 1;
@@ -606,5 +751,98 @@ mod tests {
     fn list_items_keep_their_lines() {
         let docs = documents("kind: List\nitems:\n- kind: A\n  x: 1\n- kind: B\n").unwrap();
         assert_eq!(docs[0].item_lines, vec![3, 5]);
+    }
+
+    #[test]
+    fn located_keeps_lines_by_pointer_and_refuses_duplicate_keys() {
+        let text = "# c\na: 1\nb:\n  - x\n  - {k/1: v, t~: w}\nc: &c\n  d: 1\ne:\n  <<: *c\n  f: 2\n";
+        let doc = located(text).unwrap();
+        assert_eq!(doc.value["e"], json!({"d": 1, "f": 2}));
+        for (ptr, line) in [
+            ("", 2),
+            ("/a", 2),
+            ("/b", 3),
+            ("/b/0", 4),
+            ("/b/1", 5),
+            ("/b/1/k~11", 5),
+            ("/b/1/t~0", 5),
+            ("/c/d", 7),
+            ("/e/f", 10),
+            // Merged from an alias: the line of the enclosing mapping entry.
+            ("/e/d", 8),
+            ("/b/7", 3),
+        ] {
+            assert_eq!(doc.line(ptr), Some(line), "{ptr}");
+        }
+        assert_eq!(doc.line("/nope"), Some(2), "the root's line");
+        assert_eq!(pointer_segment("a/b~c"), "a~1b~0c");
+        let e = located("a: 1\nb:\n  x: 1\n  x: 2\n").unwrap_err();
+        assert!(
+            format!("{e}").contains("key `x` is written twice in one mapping (lines 3 and 4)"),
+            "{e}"
+        );
+        // Keys that resolve alike are the same key (`yes` and `true` are both true).
+        assert!(located("yes: 1\n'true': 2\n").is_err());
+        assert!(
+            located("a: {<<: {x: 1}, <<: {y: 2}}\n").is_err(),
+            "two merges in one mapping"
+        );
+        // A key beside a merge overrides the merged one: not a duplicate.
+        assert_eq!(located("b: &b {x: 1}\na: {<<: *b, x: 2}\n").unwrap().value["a"]["x"], 2);
+        // Manifests keep yaml.v2's later-key-wins.
+        assert_eq!(value("x: 1\nx: 2\n").unwrap()["x"], 2);
+        assert!(located("a: 1\n---\nb: 2\n").is_err());
+        assert!(located("").unwrap().value.is_null());
+        assert!(located("# only a comment\n").unwrap().value.is_null());
+    }
+
+    #[test]
+    fn typed_names_the_path_and_line_of_a_bad_field() {
+        #[derive(serde::Deserialize, Debug)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct T {
+            #[serde(default)]
+            list: Vec<Item>,
+            #[serde(default)]
+            v: Option<String>,
+        }
+        #[derive(serde::Deserialize, Debug)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct Item {
+            num: u32,
+        }
+        let doc = located("list:\n- num: 1\n- num: x\n").unwrap();
+        let e = doc.typed::<T>("f.yaml").unwrap_err();
+        assert_eq!(
+            format!("{e}"),
+            "f.yaml:3: `list[1].num`: invalid type: string \"x\", expected u32"
+        );
+        let e = located("v: 1.30\n").unwrap().typed::<T>("f.yaml").unwrap_err();
+        assert!(
+            format!("{e}")
+                .starts_with("f.yaml:1: `v`: invalid type: floating point `1.3`, expected a string (quote the value"),
+            "{e}"
+        );
+        let e = located("w: 1\n").unwrap().typed::<T>("f.yaml").unwrap_err();
+        assert!(format!("{e}").starts_with("f.yaml:1: `w`: unknown field `w`"), "{e}");
+        let e = located("- 1\n").unwrap().typed::<T>("f.yaml").unwrap_err();
+        assert_eq!(format!("{e}"), "f.yaml: not a mapping at the top level");
+        let e = located("list: 1\n").unwrap().typed::<T>("f.yaml").unwrap_err();
+        assert!(
+            format!("{e}").starts_with("f.yaml:1: `list`: invalid type: integer `1`"),
+            "{e}"
+        );
+        let long = "Q".repeat(300);
+        let e = located(&format!("list: [{{num: \"{long}\"}}]\n"))
+            .unwrap()
+            .typed::<T>("f.yaml")
+            .unwrap_err();
+        assert!(!format!("{e}").contains("QQQQ"), "{e}");
+        assert!(
+            located("").unwrap().typed::<T>("f.yaml").unwrap().list.is_empty(),
+            "empty: an empty mapping"
+        );
     }
 }

@@ -395,3 +395,125 @@ fn a_template_failure_is_explained_only_by_a_finding_about_that_release() {
     let r = run(d.path(), &["check", "--offline", "--no-cache", "--format", "json"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
 }
+
+#[test]
+fn the_policy_cannot_hide_its_own_weakening_and_what_it_cannot_read_fails_closed() {
+    let d = tempfile::tempdir().unwrap();
+    let w = |name: &str, text: &str| std::fs::write(d.path().join(name), text).unwrap();
+    w(
+        "pod.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: nvcf}\nspec:\n  containers: [{name: c, image: \"evil.example.com/x/y:1.0.0\"}]\n",
+    );
+    // "*" plus a severity override of the finding that reports it: refused with the line.
+    w(
+        "hidden.yaml",
+        "version: 1\nsettings:\n  allowedImageRegistries: [\"*\"]\nseverity:\n  policy-allows-any: allow\n",
+    );
+    let check = |policy: &str, extra: &[&str]| {
+        let mut args = vec![
+            "check",
+            "--manifests",
+            "pod.yaml",
+            "--policy",
+            policy,
+            "--format",
+            "json",
+        ];
+        args.extend_from_slice(extra);
+        run(d.path(), &args)
+    };
+    let r = check("hidden.yaml", &[]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("hidden.yaml:5: `severity` lowers `policy-allows-any`"),
+        "{}",
+        r.stderr
+    );
+    // The operator may, visibly on the command line.
+    w(
+        "star.yaml",
+        "version: 1\nsettings:\n  allowedImageRegistries: [\"*\"]\n",
+    );
+    let r = check("star.yaml", &[]);
+    assert_eq!(
+        (r.code, rules_of(&r.stdout)),
+        (0, vec!["policy-allows-any".to_string()])
+    );
+    let r = check("star.yaml", &["-A", "policy-allows-any"]);
+    assert_eq!((r.code, rules_of(&r.stdout)), (0, Vec::<String>::new()), "{}", r.stderr);
+    // A key in the policy next to a value the reader refuses: exit 2, not a pass without the scan.
+    let key = "-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIBMHcCAQEEIB\\n-----END EC PRIVATE KEY-----\\n";
+    let ext =
+        format!("externals:\n- {{apiVersion: v1, kind: Secret, namespace: nvcf, name: s, data: {{tls.key: \"{key}\"");
+    w(
+        "key.yaml",
+        &format!("settings: {{allowedImageRegistries: [evil.example.com]}}\n{ext}}}}}\n"),
+    );
+    w(
+        "key-inf.yaml",
+        &format!("settings: {{allowedImageRegistries: [evil.example.com]}}\n{ext}, weight: .inf}}}}\n"),
+    );
+    let r = check("key.yaml", &[]);
+    assert_eq!(
+        (r.code, rules_of(&r.stdout)),
+        (1, vec!["private-key-in-render".to_string()]),
+        "{}",
+        r.stderr
+    );
+    let r = check("key-inf.yaml", &[]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("key-inf.yaml") && !r.stderr.contains("MHcC"),
+        "{}",
+        r.stderr
+    );
+    // Merge keys apply; duplicate keys and second documents are refused.
+    w(
+        "merge.yaml",
+        "settings:\n  allowedImageRegistries: &r [evil.example.com]\n  allowedChartRepositories: *r\nexternals:\n- &gw {apiVersion: v1, kind: ConfigMap, namespace: nvcf, name: a}\n- <<: *gw\n  name: b\n",
+    );
+    let r = check("merge.yaml", &[]);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    w(
+        "dup.yaml",
+        "settings:\n  allowedImageRegistries: [nvcr.io]\nsettings:\n  allowedImageRegistries: [\"*\"]\n",
+    );
+    let r = check("dup.yaml", &[]);
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr
+            .contains("key `settings` is written twice in one mapping (lines 1 and 3)"),
+        "{}",
+        r.stderr
+    );
+    w("two.yaml", "version: 1\n---\nversion: 1\n");
+    assert_eq!(check("two.yaml", &[]).code, 2);
+    // Values pasted into the wrong field are not echoed, in any format.
+    let pem = format!("-----BEGIN PRIVATE KEY----- {}", "Q".repeat(3000));
+    w("echo.yaml", &format!("settings:\n  lockFile: \"/{pem}\"\n"));
+    for format in ["json", "sarif", "human"] {
+        let r = run(
+            d.path(),
+            &[
+                "check",
+                "--manifests",
+                "pod.yaml",
+                "--policy",
+                "echo.yaml",
+                "--format",
+                format,
+            ],
+        );
+        assert_eq!(r.code, 2, "{format}");
+        let all = format!("{}{}", r.stdout, r.stderr);
+        assert!(!all.contains("QQQQ"), "{format}: {all}");
+        assert!(
+            r.stderr
+                .contains("echo.yaml:2: settings.lockFile `<3029 characters, not shown>`"),
+            "{}",
+            r.stderr
+        );
+        assert!(r.stderr.len() < 1000, "{format}: {} bytes", r.stderr.len());
+    }
+}

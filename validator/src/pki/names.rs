@@ -348,4 +348,73 @@ mod tests {
         assert!(!is_valid_dns_id(b"*.com", Role::Presented));
         assert!(!is_valid_dns_id(b"*example.com", Role::Presented));
     }
+
+    #[test]
+    fn gateway_wildcards_need_a_non_empty_label_and_the_whole_suffix() {
+        // An empty first label is no host ("*.example.com" never covers ".example.com").
+        assert!(!gateway_matches("*.example.com", ".example.com"));
+        assert!(
+            gateway_matches("*.example.com", "a.example.com."),
+            "a trailing dot is the root"
+        );
+        // Long enough is not enough: the suffix must match.
+        assert!(!gateway_matches("*.example.com", "a.example.org"));
+        assert!(!gateway_matches("*.example.com", "aexample.com"));
+        assert!(!gateway_matches("a.example.com", "b.example.com"));
+        assert_eq!(gateway_intersection("*.example.com", ".example.com"), None);
+        assert_eq!(gateway_intersection(".example.com", "*.example.com"), None);
+        assert_eq!(gateway_intersection("*.example.com", "a.example.org"), None);
+        assert_eq!(gateway_intersection("a.example.org", "*.example.com"), None);
+        assert_eq!(
+            gateway_intersection("A.example.com", "a.EXAMPLE.com").as_deref(),
+            Some("a.example.com")
+        );
+        assert_eq!(
+            gateway_intersection("*.example.com", "*.example.com").as_deref(),
+            Some("*.example.com")
+        );
+        assert_eq!(
+            gateway_intersection("a.example.com", "*.example.com").as_deref(),
+            Some("a.example.com")
+        );
+    }
+
+    #[test]
+    fn wildcard_suggestion_needs_a_valid_wildcard() {
+        assert_eq!(
+            one_label_wildcard("a.-b.example"),
+            None,
+            "`*.-b.example` is not a valid name"
+        );
+        assert_eq!(one_label_wildcard("a.b.c.").as_deref(), Some("*.b.c"));
+        assert_eq!(one_label_wildcard("nodots"), None);
+    }
+
+    #[test]
+    fn hyphens_digits_and_label_lengths_as_webpki_counts_them() {
+        // Consecutive hyphens inside a label are fine (IDNA `xn--`).
+        assert!(is_valid_reference("a--b.example.com"));
+        assert!(is_valid_reference("xn--bcher-kva.example.com"));
+        // Hyphens count toward the 63-character label limit.
+        let hyphenated = |n: usize| format!("{}-{}.example.com", "a".repeat(n / 2), "b".repeat(n - n / 2 - 1));
+        assert!(is_valid_reference(&hyphenated(63)));
+        assert!(!is_valid_reference(&hyphenated(64)));
+        // A last label that starts with a letter is not all-numeric, whatever follows.
+        assert!(is_valid_reference("example.a1"));
+        assert!(is_valid_reference("example.1a"));
+        assert!(!is_valid_reference("example.0"));
+        // Presented names are relative: a trailing dot is refused there (accepted in references).
+        assert!(!is_valid_dns_id(b"example.com.", Role::Presented));
+        assert!(!is_valid_dns_id(b"*.example.com.", Role::Presented));
+        assert!(is_valid_dns_id(b"example.com", Role::Presented));
+        assert!(is_valid_dns_id(b"example.com.", Role::Reference));
+        assert!(!is_valid_dns_id(b"*.", Role::Presented));
+        assert!(!is_valid_dns_id(b"*", Role::Presented));
+        assert!(is_valid_dns_id(b"*.a.b", Role::Presented));
+        assert!(!is_valid_dns_id(b"*.a", Role::Presented));
+        assert!(
+            !is_valid_dns_id(b"a.*.b", Role::Presented),
+            "a wildcard only as the whole first label"
+        );
+    }
 }

@@ -190,7 +190,7 @@ pub fn targets(repo: &Path) -> Vec<Target> {
     files_under(&t.join("fixtures"), &["policy.yaml"], &mut policies);
     policies.push(b"settings:\n  neverWaive: [insecure-flag]\nwaivers:\n  - rule: image-pinned\n    reason: r\n    expires: 2030-01-01\n".to_vec());
     let mut locks = vec![std::fs::read(repo.join("charts.lock.yaml")).unwrap_or_default()];
-    locks.push(b"charts:\n  - {release: a, chart: b, repository: oci://r, version: 1.0.0, sha256: 0000000000000000000000000000000000000000000000000000000000000000}\n".to_vec());
+    locks.push(b"charts:\n  - {release: a, chart: b, repository: oci://r, version: 1.0.0, sha256: \"0000000000000000000000000000000000000000000000000000000000000000\"}\n".to_vec());
     let mut pems = Vec::new();
     files_under(&t.join("fixtures"), &[".pem", ".crt"], &mut pems);
     files_under(&repo.join("values"), &[".pem", ".crt"], &mut pems);

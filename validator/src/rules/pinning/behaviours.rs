@@ -126,3 +126,181 @@ fn a_lock_entry_must_name_the_oci_release_s_chart_and_repository() {
         other_repo[0].message
     );
 }
+
+#[test]
+fn inexact_versions_compare_as_text() {
+    assert!(same_version("latest", " latest "));
+    assert!(same_version("^1.2", "^1.2"));
+    assert!(!same_version("^1.2", "^1.3"));
+    assert!(!same_version("1.2.3", "^1.2.3"), "an exact and a range never agree");
+    assert!(same_version("=1.2.3", "v1.2.3"));
+}
+
+#[test]
+fn only_charts_fetched_from_somewhere_need_a_lock_entry() {
+    let other = |raw: &str| {
+        let mut r = rel("helmfile.yaml", 7, "x", "tool", ChartRef::Other { raw: raw.into() });
+        r.version = Some("1.0.0".into());
+        r
+    };
+    let run = |r: Release| {
+        let st = state(vec![r], vec![]);
+        run_state(
+            rule(CHART_DIGEST_PINNED),
+            &st,
+            &crate::stack::Stack::default(),
+            &Policy::default(),
+            &[],
+        )
+    };
+    assert!(
+        run(other("charts/tool-1.0.0.tgz")).is_empty(),
+        "a tarball in the repository"
+    );
+    let f = run(other("https://charts.example.com/tool-1.0.0.tgz"));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].message.contains("has no sha256 in charts.lock.yaml"),
+        "{}",
+        f[0].message
+    );
+}
+
+#[test]
+fn allow_list_entries_match_whole_path_segments_and_never_when_empty() {
+    assert!(allowed(
+        "oci://quay.io/jetstack/charts",
+        &["oci://quay.io/jetstack/charts/".into()]
+    ));
+    assert!(allowed(
+        "OCI://Quay.io/jetstack/charts/x",
+        &["oci://quay.io/jetstack/charts".into()]
+    ));
+    assert!(!allowed(
+        "oci://quay.io/jetstack/chartsx",
+        &["oci://quay.io/jetstack/charts".into()]
+    ));
+    assert!(
+        !allowed("https://x.example.com", &["".into(), " ".into()]),
+        "an empty entry allows nothing"
+    );
+    assert!(!allowed("https://x.example.com", &[]));
+    assert!(allowed("https://x.example.com", &["*".into()]));
+}
+
+#[test]
+fn local_chart_roots_are_relative_directories_matched_by_segment() {
+    let roots = vec!["charts/".to_string()];
+    assert!(inside_roots("charts/nvcf-pki", &roots));
+    assert!(inside_roots("./charts/a/../b", &roots));
+    assert!(
+        !inside_roots("/charts/nvcf-pki", &roots),
+        "an absolute path is never inside the repository"
+    );
+    assert!(
+        !inside_roots("chartsvendor/tool", &roots),
+        "a root is a directory, not a string prefix"
+    );
+    assert!(!inside_roots("charts", &roots), "the root itself is no chart");
+    assert!(!inside_roots("charts/../../x", &roots));
+    assert!(
+        !inside_roots("charts/x", &["".to_string(), "./".to_string()]),
+        "an empty root holds nothing"
+    );
+    assert_eq!(normalize("a/./b//c/../d"), Some("a/b/d".into()));
+    assert_eq!(normalize("a/../.."), None);
+    assert_eq!(
+        roots_shown(&["charts".into(), "vendor/charts/".into()]),
+        "charts/ or vendor/charts/"
+    );
+}
+
+#[test]
+fn a_repository_chart_whose_url_is_known_is_not_undeclared() {
+    let st = state(
+        vec![rel(
+            "helmfile.yaml",
+            4,
+            "x",
+            "known",
+            repo("unlisted-name", "c", "https://charts.example.com", false),
+        )],
+        vec![],
+    );
+    let mut p = Policy::default();
+    p.settings.allowed_chart_repositories = vec!["*".into()];
+    let f = run_state(
+        rule(CHART_SOURCE_ALLOWED),
+        &st,
+        &crate::stack::Stack::default(),
+        &p,
+        &[],
+    );
+    assert!(f.is_empty(), "{f:#?}");
+}
+
+#[test]
+fn registry_entries_fold_docker_hub_aliases_and_match_path_prefixes() {
+    let admits = |entry: &str, image: &str| {
+        let p = policy(&format!("settings: {{allowedImageRegistries: ['{entry}']}}\n"));
+        !image_findings("e", image, &p)
+            .iter()
+            .any(|f| f.message.contains("not in the policy's allowedImageRegistries"))
+    };
+    assert!(admits("index.docker.io/bitnami", "bitnami/redis:7.2"));
+    assert!(admits("registry-1.docker.io", "nginx:1.27"));
+    assert!(admits("docker.io", "registry.hub.docker.com/library/nginx:1.27"));
+    assert!(!admits("docker.io/bitnami", "nginx:1.27"));
+    assert!(admits("nvcr.io/nvidia/", "nvcr.io/nvidia/nvcf/router:1.0.0"));
+    assert!(
+        admits("NVCR.io/nvidia/nvcf/router", "nvcr.io/nvidia/nvcf/router:1.0.0"),
+        "the whole name"
+    );
+    assert!(!admits("nvcr.io/nvidia", "nvcr.io/other/router:1.0.0"));
+    assert!(
+        !admits("nvcr.io/nvid", "nvcr.io/nvidia/router:1.0.0"),
+        "whole segments only"
+    );
+    assert!(!admits("quay.io", "nvcr.io/nvidia/router:1.0.0"));
+    assert!(
+        !admits(" ", "nvcr.io/nvidia/router:1.0.0"),
+        "an empty entry admits nothing"
+    );
+}
+
+#[test]
+fn tags_messages_name_what_is_wrong() {
+    let p = policy("settings: {allowedImageRegistries: [nvcr.io]}\n");
+    let msgs = |image: &str| {
+        image_findings("e", image, &p)
+            .into_iter()
+            .map(|f| f.message)
+            .collect::<Vec<_>>()
+    };
+    let m = msgs("nvcr.io/a/b:latest");
+    assert_eq!(m.len(), 1, "{m:#?}");
+    assert!(m[0].contains("uses the moving tag `latest`"), "{m:#?}");
+    let m = msgs("nvcr.io/a/b:Nightly");
+    assert_eq!(m.len(), 1, "{m:#?}");
+    assert!(m[0].contains("uses the development tag `Nightly`"), "{m:#?}");
+    let m = msgs("nvcr.io/a/b:1.5.0-SNAPSHOT");
+    assert_eq!(m.len(), 1, "{m:#?}");
+    assert!(
+        m[0].contains("uses a snapshot/development tag (`snapshot` in `1.5.0-SNAPSHOT`)"),
+        "{m:#?}"
+    );
+    let m = msgs("nvcr.io/a/b");
+    assert!(m.len() == 1 && m[0].contains("has no tag"), "{m:#?}");
+    assert!(msgs("nvcr.io/a/b:1.5.0").is_empty());
+    // A digest pins a moving tag; a malformed one does not.
+    assert!(msgs(&format!("nvcr.io/a/b:latest@sha256:{}", "a".repeat(64))).is_empty());
+    let m = msgs("nvcr.io/a/b@sha256:xyz");
+    assert!(m.len() == 1 && m[0].contains("malformed digest"), "{m:#?}");
+    // Externals are the policy's, not the stack's images.
+    let mut g = graph(
+        "e",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: nvcf}\nspec:\n  containers: [{name: c, image: \"x:latest\"}]\n",
+    );
+    g.objects[0].prov.external = true;
+    assert!((rule(IMAGE_PINNED).check)(&ctx(&g, &p)).is_empty());
+}

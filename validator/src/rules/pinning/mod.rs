@@ -148,8 +148,8 @@ fn is_http(url: &str) -> bool {
     url.trim().get(..7).is_some_and(|p| p.eq_ignore_ascii_case("http://"))
 }
 
-/// Whether `url` is under one of the allowed prefixes (on whole path segments). An empty list
-/// allows everything.
+/// Whether `url` is under one of the allowed prefixes (on whole path segments). An absent or
+/// empty list allows nothing; `"*"` allows everything (`policy::allow_list_admits`).
 fn allowed(url: &str, list: &[String]) -> bool {
     let u = url.trim().trim_end_matches('/').to_ascii_lowercase();
     crate::policy::allow_list_admits(list, |e| {
