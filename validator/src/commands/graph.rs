@@ -39,7 +39,9 @@ pub struct Args {
 }
 
 pub fn run(a: &Args, now: Option<time::OffsetDateTime>) -> i32 {
-    let file = a.file.clone().unwrap_or_else(|| PathBuf::from("."));
+    let file = a.file.clone().unwrap_or_else(|| {
+        crate::stack::loader::default_file(std::path::Path::new("")).unwrap_or_else(|| PathBuf::from("helmfile.yaml"))
+    });
     let args = CheckArgs {
         file,
         environments: a.environments.clone(),

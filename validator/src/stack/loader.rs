@@ -15,6 +15,11 @@ use std::path::{Path, PathBuf};
 /// `helmfile.yaml.gotmpl`, else the `helmfile.d/` directory (helmfile 0.166's order); `None`
 /// when there is none of them.
 pub fn default_file(dir: &Path) -> Option<PathBuf> {
+    // What helmfile refuses to choose between: the directory itself, which `resolve_entry` refuses.
+    let here = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    if entry_conflict(here).is_some() {
+        return Some(here.to_path_buf());
+    }
     ["helmfile.yaml", "helmfile.yaml.gotmpl"]
         .iter()
         .map(|n| dir.join(n))
@@ -113,6 +118,11 @@ pub fn stack_dir(file: &Path) -> PathBuf {
         return parent(file);
     }
     if default_file(file).is_some_and(|p| p.is_file() || !state_files_in(&p).is_empty()) {
+        return file.to_path_buf();
+    }
+    // A directory without states (no --file with --manifests: the working directory) is itself
+    // the place beside which the policy is looked for.
+    if state_files_in(file).is_empty() {
         return file.to_path_buf();
     }
     match file.file_name() {
