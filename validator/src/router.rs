@@ -1,7 +1,8 @@
 //! The LLM request router as the rules see it: its command-line contract (flag names), one parse
 //! of a container's flags, and discovery of the workload containers that run it. The PKI rules
 //! (SANs, TLS paths, reloadable mounts) and the worker-route rule read the router through this
-//! module, so a flag spelled in a `sh -c` script or as `--flag value` means the same to both.
+//! module, so a flag spelled in a `sh -c` script, as `--flag value`, as Go's `-flag=value` or
+//! through a `$(VAR)` from the container's env means the same to all of them.
 //!
 //! `insecure-flag` and `plaintext-endpoint` keep their own, deliberately broader command-line
 //! reading (`-flag`, normalised names, shell punctuation stripped, non-string scalars): they hunt
@@ -70,35 +71,276 @@ pub fn command_line(container: &Value) -> impl Iterator<Item = &Value> {
         .flat_map(|k| container.get(k).and_then(Value::as_array).into_iter().flatten())
 }
 
-/// Flags of a container from `command` + `args`, in `--flag=value` and `--flag value` forms
-/// (elements holding several words, as in `sh -c`, are split on whitespace). A flag followed by
-/// nothing or by a token starting with `-` has no value (`None`); non-string elements are skipped.
-pub fn parse_flags(container: &Value) -> Vec<(String, Option<String>)> {
-    let mut tokens: Vec<&str> = Vec::new();
-    for t in command_line(container).filter_map(Value::as_str) {
-        if t.contains(char::is_whitespace) && t.contains("--") {
-            tokens.extend(t.split_whitespace());
-        } else {
-            tokens.push(t);
-        }
-    }
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < tokens.len() {
-        let t = tokens[i];
-        if t.starts_with("--") {
-            if let Some((n, v)) = t.split_once('=') {
-                out.push((n.to_string(), Some(v.to_string())));
-            } else if tokens.get(i + 1).is_some_and(|n| !n.starts_with('-')) {
-                out.push((t.to_string(), Some(tokens[i + 1].to_string())));
-                i += 1;
-            } else {
-                out.push((t.to_string(), None));
+/// An environment variable's value as the kubelet would give it, if the gate can know it.
+#[derive(Debug, Clone)]
+enum EnvValue {
+    Known(String),
+    /// Why not (a Secret, a field or resource reference, a ConfigMap that is not rendered).
+    Unknown(String),
+}
+
+/// The container's environment as the kubelet builds it (`envFrom` sources in order, then `env`
+/// entries in order, each later one overriding, `env` values expanded with what came before).
+/// `g` gives the rendered ConfigMaps (None: none are known); `ns` is the workload's namespace.
+struct Env {
+    vars: std::collections::HashMap<String, EnvValue>,
+    /// `envFrom` sources whose keys the gate cannot list (a Secret, a ConfigMap not rendered): any
+    /// variable not otherwise defined may come from one of them.
+    opaque: Vec<String>,
+}
+
+fn pointer_key(k: &str) -> String {
+    k.replace('~', "~0").replace('/', "~1")
+}
+
+impl Env {
+    fn of(g: Option<&Graph>, ns: &str, container: &Value) -> Env {
+        let mut env = Env {
+            vars: Default::default(),
+            opaque: Vec::new(),
+        };
+        let cm = |name: &str| g.and_then(|g| g.get("", "ConfigMap", Some(ns), name));
+        for src in container.get("envFrom").and_then(Value::as_array).into_iter().flatten() {
+            let prefix = src.get("prefix").and_then(Value::as_str).unwrap_or("");
+            if let Some(name) = src.pointer("/configMapRef/name").and_then(Value::as_str) {
+                match cm(name).and_then(|o| o.at("/data")).and_then(Value::as_object) {
+                    Some(data) => {
+                        for (k, v) in data {
+                            let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+                            env.vars.insert(format!("{prefix}{k}"), EnvValue::Known(v));
+                        }
+                    }
+                    None => env
+                        .opaque
+                        .push(format!("ConfigMap {ns}/{name} (envFrom), which is not rendered")),
+                }
+            } else if let Some(name) = src.pointer("/secretRef/name").and_then(Value::as_str) {
+                env.opaque
+                    .push(format!("Secret {ns}/{name} (envFrom), which the gate does not read"));
             }
         }
+        for e in container.get("env").and_then(Value::as_array).into_iter().flatten() {
+            let Some(name) = e.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            let value = if let Some(v) = e.get("value") {
+                let text = v.as_str().map(str::to_string).unwrap_or_default();
+                let (expanded, unknown) = env.expand(&text);
+                match unknown.first() {
+                    None => EnvValue::Known(expanded),
+                    Some((var, why)) => EnvValue::Unknown(format!("it refers to $({var}): {why}")),
+                }
+            } else if let (Some(cm_name), Some(key)) = (
+                e.pointer("/valueFrom/configMapKeyRef/name").and_then(Value::as_str),
+                e.pointer("/valueFrom/configMapKeyRef/key").and_then(Value::as_str),
+            ) {
+                match cm(cm_name) {
+                    Some(o) => match o.at(&format!("/data/{}", pointer_key(key))) {
+                        Some(Value::String(v)) => EnvValue::Known(v.clone()),
+                        Some(v) => EnvValue::Known(v.to_string()),
+                        None => EnvValue::Unknown(format!("ConfigMap {ns}/{cm_name} has no key `{key}`")),
+                    },
+                    None => EnvValue::Unknown(format!("it comes from ConfigMap {ns}/{cm_name}, which is not rendered")),
+                }
+            } else if e.pointer("/valueFrom/secretKeyRef").is_some() {
+                EnvValue::Unknown("it comes from a Secret, which the gate does not read".into())
+            } else if e.pointer("/valueFrom/fieldRef").is_some() || e.pointer("/valueFrom/resourceFieldRef").is_some() {
+                EnvValue::Unknown("it comes from a field or resource reference, known only in the running pod".into())
+            } else if e.get("valueFrom").is_some() {
+                EnvValue::Unknown("it comes from a source the gate does not read".into())
+            } else {
+                EnvValue::Known(String::new())
+            };
+            env.vars.insert(name.to_string(), value);
+        }
+        env
+    }
+
+    /// Kubernetes' `$(VAR)` expansion of `text` (`$$` is a literal `$`; a reference to an
+    /// undefined variable stays as written). The references whose value is unknown (kept as
+    /// written) come back with the reason, as do references to undefined variables.
+    fn expand(&self, text: &str) -> (String, Vec<(String, String)>) {
+        let mut out = String::with_capacity(text.len());
+        let mut unknown = Vec::new();
+        let mut rest = text;
+        while let Some(i) = rest.find('$') {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 1..];
+            if let Some(a) = after.strip_prefix('$') {
+                out.push('$');
+                rest = a;
+            } else if let Some(body) = after.strip_prefix('(') {
+                match body.find(')') {
+                    Some(j) => {
+                        let name = &body[..j];
+                        match self.vars.get(name) {
+                            Some(EnvValue::Known(v)) => out.push_str(v),
+                            Some(EnvValue::Unknown(why)) => {
+                                out.push_str(&format!("$({name})"));
+                                unknown.push((name.to_string(), why.clone()));
+                            }
+                            None => {
+                                out.push_str(&format!("$({name})"));
+                                let why = match self.opaque.first() {
+                                    Some(src) => format!("it may come from {src}"),
+                                    None => {
+                                        "the container's env does not define it (Kubernetes passes it on as written)"
+                                            .into()
+                                    }
+                                };
+                                unknown.push((name.to_string(), why));
+                            }
+                        }
+                        rest = &body[j + 1..];
+                    }
+                    None => {
+                        out.push_str("$(");
+                        rest = body;
+                    }
+                }
+            } else {
+                out.push('$');
+                rest = after;
+            }
+        }
+        out.push_str(rest);
+        (out, unknown)
+    }
+}
+
+/// A container's flags as the router reads them, with what the gate could not read.
+#[derive(Debug, Default, Clone)]
+pub struct Flags {
+    /// `(--name, value)`, in order, names in their `--` form whatever the dashes written; `None`
+    /// for a flag without a value.
+    pub flags: Vec<(String, Option<String>)>,
+    /// Arguments or values the gate could not determine: `(flag, text, why)`, with `flag` None
+    /// when the whole argument is unknown (it may be any flag).
+    pub unknown: Vec<(Option<String>, String, String)>,
+    /// Flags written after the argument where Go's flag parsing stops (`--`, the first
+    /// non-flag): `(--name, where it stopped)`. The router does not read them as flags.
+    pub ignored: Vec<(String, String)>,
+}
+
+/// A word of the command line: its text, the `$(VAR)` references in it the gate could not read
+/// (name, why), and whether it came from a shell script (read leniently).
+type Word = (String, Vec<(String, String)>, bool);
+
+const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh"];
+
+/// The flags of a container from `command` + `args` after Kubernetes' `$(VAR)` expansion from its
+/// env (ConfigMaps from `g`, in namespace `ns`), read as Go's `flag` package reads them: `-f`,
+/// `--f`, `-f=v`, `--f=v`, `-f v` (the router's flags all take a value, so the next argument is
+/// the value whatever it looks like), parsing stopping at `--` or the first non-flag. With a
+/// `command`, its first element is the program; without, `args` start the flags (the image's
+/// entrypoint is the program). A shell script (`sh -c "…"`) is split into words and read
+/// leniently: every word that looks like a flag counts, wherever it is.
+pub fn read_flags(g: Option<&Graph>, ns: &str, container: &Value) -> Flags {
+    let env = Env::of(g, ns, container);
+    let command: Vec<&str> = container
+        .get("command")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let has_command = container
+        .get("command")
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty());
+    let program = command.first().map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or("");
+    let shell = SHELLS.contains(&program);
+    // Words, each with the unknown references of the element it came from.
+    let mut words: Vec<Word> = Vec::new();
+    for (i, el) in command_line(container).filter_map(Value::as_str).enumerate() {
+        if has_command && i == 0 {
+            continue;
+        }
+        let (text, unknown) = env.expand(el);
+        let script = shell || (text.contains(char::is_whitespace) && (text.starts_with('-') || text.contains(" -")));
+        if script {
+            for w in text.split_whitespace() {
+                let u = unknown
+                    .iter()
+                    .filter(|(n, _)| w.contains(&format!("$({n})")))
+                    .cloned()
+                    .collect();
+                words.push((w.to_string(), u, true));
+            }
+        } else {
+            words.push((text, unknown, false));
+        }
+    }
+    let mut out = Flags::default();
+    let mut stopped: Option<String> = None;
+    let mut i = 0;
+    while i < words.len() {
+        let (w, unknown, script) = &words[i];
         i += 1;
+        // A whole argument the gate cannot read: it may be any flag.
+        if !unknown.is_empty() && w.starts_with("$(") && !w.contains('=') {
+            for (var, why) in unknown {
+                out.unknown.push((None, w.clone(), format!("$({var}): {why}")));
+            }
+            continue;
+        }
+        let lenient = *script;
+        let is_flag = w.len() >= 2 && w.starts_with('-') && w != "--" && !w.starts_with("---");
+        if !is_flag {
+            if !lenient && stopped.is_none() {
+                stopped = Some(if w == "--" { "--".to_string() } else { w.clone() });
+            }
+            continue;
+        }
+        let body = w.trim_start_matches('-');
+        let (name, inline) = match body.split_once('=') {
+            Some((n, v)) => (format!("--{n}"), Some(v.to_string())),
+            None => (format!("--{body}"), None),
+        };
+        let known = KNOWN_FLAGS.contains(&name.as_str());
+        let (value, value_unknown) = match inline {
+            Some(v) => (Some(v), unknown.clone()),
+            None => match words.get(i) {
+                // The router's flags take a value: the next argument, whatever it looks like.
+                Some((n, u, _)) if known || !n.starts_with('-') => {
+                    i += 1;
+                    (Some(n.clone()), u.clone())
+                }
+                _ => (None, Vec::new()),
+            },
+        };
+        if let Some(stop) = &stopped {
+            out.ignored.push((name, stop.clone()));
+            continue;
+        }
+        for (var, why) in value_unknown {
+            out.unknown.push((
+                Some(name.clone()),
+                value.clone().unwrap_or_default(),
+                format!("$({var}): {why}"),
+            ));
+        }
+        out.flags.push((name, value));
     }
     out
+}
+
+/// Every flag of the router's contract (all take a value).
+const KNOWN_FLAGS: &[&str] = &[
+    LISTEN_ADDR,
+    REVERSE_TUNNEL_LISTEN_ADDR,
+    BACKEND_CONNECTIVITY,
+    ADVERTISED_HOSTNAME_TEMPLATE,
+    GRPC_PYLON_DIAL_ADDR,
+    REVERSE_TUNNEL_PYLON_DIAL_ADDR,
+    TLS_CERT_PATH,
+    TLS_KEY_PATH,
+];
+
+/// Flags of a container (`read_flags` without rendered ConfigMaps: `$(VAR)` resolves from
+/// literal env values only).
+pub fn parse_flags(container: &Value) -> Vec<(String, Option<String>)> {
+    read_flags(None, "", container).flags
 }
 
 /// One container that runs the router, in a workload the stack renders.
@@ -108,6 +350,9 @@ pub struct RouterWorkload<'a> {
     pub list: &'static str,
     pub container: &'a Value,
     pub flags: Vec<(String, Option<String>)>,
+    /// What the gate could not read of its command line (see `Flags`).
+    pub unknown: Vec<(Option<String>, String, String)>,
+    pub ignored: Vec<(String, String)>,
 }
 
 impl RouterWorkload<'_> {
@@ -127,19 +372,24 @@ impl RouterWorkload<'_> {
 }
 
 /// Every router container of the graph: any container list of any object with a pod spec that
-/// the stack renders (policy externals excluded) and that passes one of [`IDENTIFYING_FLAGS`].
-/// Callers narrow it (kinds, container list) where their rule needs less.
+/// the stack renders (policy externals excluded) and that passes one of [`IDENTIFYING_FLAGS`]
+/// (after `$(VAR)` expansion, in either dash form, read by Go's rules or written where Go stops
+/// reading flags). Callers narrow it (kinds, container list) where their rule needs less.
 pub fn routers(g: &Graph) -> Vec<RouterWorkload<'_>> {
     let mut out = Vec::new();
     for obj in g.objects.iter().filter(|o| !o.prov.external) {
+        let ns = obj.namespace.as_deref().unwrap_or("default");
         for (list, container) in obj.containers() {
-            let flags = parse_flags(container);
-            if flags.iter().any(|(n, _)| IDENTIFYING_FLAGS.contains(&n.as_str())) {
+            let f = read_flags(Some(g), ns, container);
+            let identifying = |n: &String| IDENTIFYING_FLAGS.contains(&n.as_str());
+            if f.flags.iter().any(|(n, _)| identifying(n)) || f.ignored.iter().any(|(n, _)| identifying(n)) {
                 out.push(RouterWorkload {
                     obj,
                     list,
                     container,
-                    flags,
+                    flags: f.flags,
+                    unknown: f.unknown,
+                    ignored: f.ignored,
                 });
             }
         }
@@ -208,5 +458,77 @@ spec:
             ]
         );
         assert_eq!(all[0].flag(LISTEN_ADDR), Some(""), "a flag without a value");
+    }
+
+    #[test]
+    fn env_expansion_as_kubernetes_does_it() {
+        let c = serde_json::json!({
+            "args": ["$(A)", "--tls-cert-path=$(DIR)/tls.crt", "--tls-key-path=$$(DIR)/k", "--advertised-hostname-template=$(NOPE)", "--listen-addr=$(IP):1"],
+            "env": [
+                {"name": "DIR", "value": "/tls"},
+                {"name": "A", "value": "--grpc-pylon-dial-addr=https://$(DIR):443"},
+                {"name": "IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+            ],
+        });
+        let f = read_flags(None, "ns", &c);
+        let get = |n: &str| f.flags.iter().find(|(k, _)| k == n).and_then(|(_, v)| v.clone());
+        assert_eq!(get(GRPC_PYLON_DIAL_ADDR).as_deref(), Some("https:///tls:443"));
+        assert_eq!(get(TLS_CERT_PATH).as_deref(), Some("/tls/tls.crt"));
+        assert_eq!(get(TLS_KEY_PATH).as_deref(), Some("$(DIR)/k"), "$$ escapes");
+        assert_eq!(
+            get(ADVERTISED_HOSTNAME_TEMPLATE).as_deref(),
+            Some("$(NOPE)"),
+            "undefined: as written"
+        );
+        let unknown: Vec<(Option<&str>, &str)> = f
+            .unknown
+            .iter()
+            .map(|(fl, _, why)| (fl.as_deref(), why.as_str()))
+            .collect();
+        assert_eq!(unknown.len(), 2, "{unknown:?}");
+        assert!(unknown[0].0 == Some(ADVERTISED_HOSTNAME_TEMPLATE) && unknown[0].1.contains("does not define"));
+        assert!(unknown[1].0 == Some(LISTEN_ADDR) && unknown[1].1.contains("field"));
+        // A whole argument from a Secret may be any flag.
+        let c = serde_json::json!({"args": ["$(X)"], "env": [{"name": "X", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]});
+        let f = read_flags(None, "ns", &c);
+        assert!(
+            f.flags.is_empty() && f.unknown[0].0.is_none() && f.unknown[0].2.contains("Secret"),
+            "{f:?}"
+        );
+    }
+
+    #[test]
+    fn flags_as_gos_flag_package_reads_them() {
+        let c = serde_json::json!({
+            "command": ["/stargate"],
+            "args": ["-tls-cert-path", "-weird", "--tls-key-path=/k", "-listen-addr", ":50071", "positional", "--advertised-hostname-template=x", "--", "--grpc-pylon-dial-addr=y"],
+        });
+        let f = read_flags(None, "", &c);
+        assert_eq!(
+            f.flags,
+            vec![
+                (TLS_CERT_PATH.to_string(), Some("-weird".to_string())),
+                (TLS_KEY_PATH.to_string(), Some("/k".to_string())),
+                (LISTEN_ADDR.to_string(), Some(":50071".to_string())),
+            ]
+        );
+        assert_eq!(
+            f.ignored,
+            vec![
+                (ADVERTISED_HOSTNAME_TEMPLATE.to_string(), "positional".to_string()),
+                (GRPC_PYLON_DIAL_ADDR.to_string(), "positional".to_string()),
+            ]
+        );
+        // Without `command`, args start the flags; `--` ends them.
+        let c = serde_json::json!({"args": ["--tls-cert-path=/c", "--", "--tls-key-path=/k"]});
+        let f = read_flags(None, "", &c);
+        assert_eq!(f.flags.len(), 1);
+        assert_eq!(f.ignored, vec![(TLS_KEY_PATH.to_string(), "--".to_string())]);
+        // The program itself is not a flag, and `command` elements after it are arguments.
+        let c = serde_json::json!({"command": ["/stargate", "-tls-cert-path=/c"]});
+        assert_eq!(
+            parse_flags(&c),
+            vec![(TLS_CERT_PATH.to_string(), Some("/c".to_string()))]
+        );
     }
 }

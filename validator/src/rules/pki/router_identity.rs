@@ -1,7 +1,9 @@
 //! "Could not judge" is visible: a router flag that carries its identity (advertised hostname,
 //! dial hosts, TLS paths) but whose value the gate cannot determine — a `$(VAR)` the container's
 //! env does not define with a literal or a rendered ConfigMap, a shell `$VAR`/`${VAR}` — is a
-//! finding of the rule that would have judged it, never silence.
+//! finding of the rule that would have judged it, never silence. So is a whole argument the gate
+//! cannot read (`$(ARGS)` from a Secret: it may be any identity flag) and an identity flag written
+//! after the point where Go's flag parsing stops (`--`, the first non-flag argument).
 
 use super::*;
 use crate::router::REVERSE_TUNNEL_PYLON_DIAL_ADDR as F_QUIC_DIAL;
@@ -10,80 +12,29 @@ use crate::router::REVERSE_TUNNEL_PYLON_DIAL_ADDR as F_QUIC_DIAL;
 pub(super) const NAME_FLAGS: &[&str] = &[F_TEMPLATE, F_GRPC_DIAL, F_QUIC_DIAL];
 pub(super) const PATH_FLAGS: &[&str] = &[F_CERT, F_KEY];
 
-/// Why the value of an env var `name` of `container` (in `obj`) cannot be known, if it cannot.
-fn env_unknown(g: &Graph, obj: &Object, container: &Value, name: &str) -> Option<String> {
-    let ns = ns_of(obj);
-    if let Some(e) = items(container, "/env").find(|e| str_at(e, "/name") == Some(name)) {
-        if e.get("value").is_some_and(Value::is_string) {
-            return None;
-        }
-        if let (Some(cm), Some(key)) = (
-            str_at(e, "/valueFrom/configMapKeyRef/name"),
-            str_at(e, "/valueFrom/configMapKeyRef/key"),
-        ) {
-            return match g.get("", "ConfigMap", Some(ns), cm) {
-                Some(o)
-                    if o.at(&format!("/data/{}", key.replace('~', "~0").replace('/', "~1")))
-                        .is_some() =>
-                {
-                    None
-                }
-                Some(_) => Some(format!("ConfigMap {ns}/{cm} has no key `{key}`")),
-                None => Some(format!("it comes from ConfigMap {ns}/{cm}, which is not rendered")),
-            };
-        }
-        return Some("it comes from a Secret, a field or a resource reference the gate does not read".into());
-    }
-    for src in items(container, "/envFrom") {
-        if let Some(cm) = str_at(src, "/configMapRef/name") {
-            let prefix = str_at(src, "/prefix").unwrap_or("");
-            if let Some(key) = name.strip_prefix(prefix) {
-                if let Some(o) = g.get("", "ConfigMap", Some(ns), cm) {
-                    if o.at(&format!("/data/{}", key.replace('~', "~0").replace('/', "~1")))
-                        .is_some()
-                    {
-                        return None;
-                    }
-                }
-            }
-        }
-    }
-    Some("the container's env does not define it".into())
-}
-
-/// The `$(NAME)` references of a value (Kubernetes expansion; `$$(` is an escape).
-fn references(v: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = v;
-    while let Some(i) = rest.find("$(") {
-        if rest[..i].ends_with('$') {
-            rest = &rest[i + 2..];
-            continue;
-        }
-        let after = &rest[i + 2..];
-        match after.find(')') {
-            Some(j) => {
-                out.push(&after[..j]);
-                rest = &after[j + 1..];
-            }
-            None => break,
-        }
-    }
-    out
-}
-
-/// Findings (as `rule`) for the router flags in `flags` whose value cannot be determined.
+/// Findings (as `rule`) for the router flags in `flags` whose value cannot be determined: a value
+/// with a `$(VAR)` the gate cannot read (`crate::router::read_flags` says why), a shell variable,
+/// a whole argument that cannot be read (it may set any of `flags`), or a flag written where Go's
+/// flag parsing has already stopped.
 pub(super) fn undetermined(g: &Graph, rule: &'static str, flags: &[&str]) -> Vec<Finding> {
     let mut out = Vec::new();
+    let help = |what: &str| {
+        format!(
+            "give {what} a literal value, or a $(VAR) whose env entry is a literal or a key of a rendered ConfigMap"
+        )
+    };
     for r in routers(g) {
         for flag in flags {
             let Some(v) = r.flag(flag).filter(|v| !v.is_empty()) else {
                 continue;
             };
-            let mut why: Vec<String> = references(v)
-                .into_iter()
-                .filter_map(|n| env_unknown(g, r.obj, r.container, n).map(|w| format!("$({n}): {w}")))
+            let mut why: Vec<String> = r
+                .unknown
+                .iter()
+                .filter(|(f, _, _)| f.as_deref() == Some(*flag))
+                .map(|(_, _, w)| w.clone())
                 .collect();
+            why.dedup();
             let shell = v.replace("$(", "");
             if shell.contains('$') {
                 why.push("a shell variable is expanded at run time".into());
@@ -102,9 +53,38 @@ pub(super) fn undetermined(g: &Graph, rule: &'static str, flags: &[&str]) -> Vec
                         why.join("; ")
                     ),
                 )
-                .with_help(format!(
-                    "give {flag} a literal value, or a $(VAR) whose env entry is a literal or a key of a rendered ConfigMap"
-                )),
+                .with_help(help(flag)),
+            );
+        }
+        for (_, text, why) in r.unknown.iter().filter(|(f, _, _)| f.is_none()) {
+            out.push(
+                Finding::object_at(
+                    rule,
+                    r.obj,
+                    text,
+                    format!(
+                        "{}: the argument `{text}` cannot be determined ({why}), so it may set {}: the router's identity \
+                         cannot be judged",
+                        r.describe(),
+                        flags.join(" or ")
+                    ),
+                )
+                .with_help(help("the argument")),
+            );
+        }
+        for (flag, stop) in r.ignored.iter().filter(|(f, _)| flags.contains(&f.as_str())) {
+            out.push(
+                Finding::object_at(
+                    rule,
+                    r.obj,
+                    flag.trim_start_matches('-'),
+                    format!(
+                        "{}: {flag} comes after `{stop}`, where Go's flag parsing stops, so the router does not read it \
+                         as a flag: the router's identity cannot be judged",
+                        r.describe()
+                    ),
+                )
+                .with_help(format!("put {flag} before any argument that is not a flag, and before `--`")),
             );
         }
     }
@@ -145,6 +125,5 @@ mod tests {
         );
         let g = crate::testkit::graph("e", &with_cm);
         assert!(undetermined(&g, "tls-paths-consistent", PATH_FLAGS).is_empty());
-        assert_eq!(references("a$(X)b$$(Y)$(Z"), vec!["X"]);
     }
 }
