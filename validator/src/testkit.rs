@@ -279,6 +279,7 @@ pub fn state(releases: Vec<Release>, repositories: Vec<Repository>) -> EnvState 
         state_files: files,
         releases,
         repositories,
+        ..Default::default()
     }
 }
 

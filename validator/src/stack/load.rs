@@ -335,6 +335,27 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 skip_tls_verify: truthy(r.get("skipTLSVerify")),
             });
         }
+        let env_line = source
+            .lines()
+            .position(|l| l.starts_with("environments:"))
+            .map_or(1, |i| i + 1);
+        let own = d.doc.pointer(&format!(
+            "/environments/{}/values",
+            environment.replace('~', "~0").replace('/', "~1")
+        ));
+        for (path, v) in [
+            (format!("environments.{environment}.values"), own),
+            ("renderedvalues".to_string(), d.doc.get("renderedvalues")),
+        ] {
+            if let Some(v) = v.filter(|v| !v.is_null()) {
+                state.environment_values.push(crate::stack::StateValues {
+                    file: rel.clone(),
+                    line: env_line,
+                    path,
+                    value: v.clone(),
+                });
+            }
+        }
         let defaults = d.doc.get("helmDefaults");
         let defaults_line = source
             .lines()

@@ -34,6 +34,23 @@ pub struct EnvState {
     /// state files appears twice.
     pub releases: Vec<Release>,
     pub repositories: Vec<Repository>,
+    /// The environment's own values, per state file (`environments.<env>.values` and the merged
+    /// `renderedvalues` of `helmfile build --embed-values`), for rules that judge values
+    /// wherever they are (`private-key-in-render`).
+    #[serde(default)]
+    pub environment_values: Vec<StateValues>,
+}
+
+/// Values a state file gives its environment: where, and the value.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct StateValues {
+    /// Repository-relative state file.
+    pub file: String,
+    /// 1-based line of its `environments:` key (1 when it cannot be found).
+    pub line: usize,
+    /// `environments.<env>.values` or `renderedvalues`.
+    pub path: String,
+    pub value: serde_json::Value,
 }
 
 impl EnvState {

@@ -1,7 +1,8 @@
 //! `private-key-in-render`: private key material in a rendered object (any string, or a Secret
-//! rendered with `tls.key`) or in a release's state values. The policy file is scanned once per
-//! run when it is loaded (`rules::policy::settings_findings`). Messages name the place, never
-//! the key.
+//! rendered with `tls.key`), in a release's state values, or in the environment's own values
+//! (`environments.<env>.values`, and helmfile's merged `renderedvalues`). The policy file is
+//! scanned once per run when it is loaded (`rules::policy::settings_findings`). Messages name the
+//! place, never the key.
 
 use super::{key_places, PRIVATE_KEY_IN_RENDER};
 use crate::finding::Finding;
@@ -39,6 +40,34 @@ pub(super) fn private_key_in_render(ctx: &Ctx) -> Vec<Finding> {
         }
     }
     if let Some(state) = ctx.state {
+        // The environment's values: its own entries first; the merged `renderedvalues` of the same
+        // file only when those hold no key (values from files or bases helmfile did not embed).
+        let mut files_with_keys: Vec<&str> = Vec::new();
+        for v in &state.environment_values {
+            if v.path == "renderedvalues" && files_with_keys.contains(&v.file.as_str()) {
+                continue;
+            }
+            let places = key_places(&v.value, &v.path);
+            if !places.is_empty() {
+                files_with_keys.push(&v.file);
+            }
+            for (path, what) in places {
+                out.push(
+                    Finding::state(
+                        PRIVATE_KEY_IN_RENDER,
+                        Some(ctx.environment),
+                        None,
+                        &v.file,
+                        Some(v.line),
+                        format!(
+                            "environment {}: state `{path}` holds {what}; its content is not shown",
+                            ctx.environment
+                        ),
+                    )
+                    .with_help(HELP),
+                );
+            }
+        }
         for r in &state.releases {
             let mut places = key_places(&r.values, "values");
             for (i, v) in r.declared_values.iter().enumerate() {
@@ -75,6 +104,54 @@ mod tests {
     use super::super::tests::{b64, pem_key};
     use super::*;
     use crate::policy::Policy;
+
+    #[test]
+    fn keys_in_environment_values_fire_once_and_are_never_echoed() {
+        let g = crate::testkit::graph("e", "");
+        let p = Policy::default();
+        let mut state = crate::testkit::state(Vec::new(), Vec::new());
+        let value = |path: &str, v: serde_json::Value| crate::stack::StateValues {
+            file: "helmfile.yaml".into(),
+            line: 1,
+            path: path.into(),
+            value: v,
+        };
+        state.environment_values = vec![
+            value(
+                "environments.default.values",
+                serde_json::json!([{"serverKey": pem_key()}]),
+            ),
+            value("renderedvalues", serde_json::json!({"serverKey": pem_key()})),
+        ];
+        let ctx = crate::rules::Ctx {
+            state: Some(&state),
+            ..crate::testkit::ctx(&g, &p)
+        };
+        let f = private_key_in_render(&ctx);
+        let got: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(got.len(), 1, "{got:#?}");
+        assert!(
+            got[0].contains("`environments.default.values[0].serverKey` holds a PEM private key"),
+            "{got:#?}"
+        );
+        assert!(!got[0].contains("MHcC"));
+        // A key only in the merged values (from a values file helmfile did not embed) is found too.
+        state.environment_values.remove(0);
+        let ctx = crate::rules::Ctx {
+            state: Some(&state),
+            ..crate::testkit::ctx(&g, &p)
+        };
+        assert!(private_key_in_render(&ctx)[0]
+            .message
+            .contains("`renderedvalues.serverKey`"));
+        state.environment_values[0].value =
+            serde_json::json!({"serverCert": "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"});
+        let ctx = crate::rules::Ctx {
+            state: Some(&state),
+            ..crate::testkit::ctx(&g, &p)
+        };
+        assert!(private_key_in_render(&ctx).is_empty());
+    }
 
     #[test]
     fn keys_in_objects_fire_once_per_place_and_are_never_echoed() {
