@@ -1,6 +1,7 @@
 """Bounded work on hostile numbers and shapes (ci/bounded-work). Standard library only.
 
-Each case is a --manifests file that used to crash or run for minutes; each must end quickly with
+Each case is a --manifests input that used to crash, run for minutes or be read whole (a 9 MiB
+document, an endless standard input); each must end quickly with
 a finding (exit 1) or exit 2. Prints time, peak memory and the outcome; asserts nothing.
 """
 import os, subprocess, sys, tempfile, time
@@ -21,6 +22,34 @@ def cases():
     yield "200,000-deep block", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  " + "- " * 200_000 + "x\n"
     yield "billion laughs", "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"a{i}: &a{i} [" + ", ".join([f"*a{i-1}"] * 10) + "]\n" for i in range(1, 12))
+    yield "1 MB string aliased 100x", "a: &a \"" + "x" * (1 << 20) + "\"\nb: [" + "*a, " * 100 + "]\n"
+    yield "9 MiB document", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  k: \"" + "x" * (9 << 20) + "\"\n"
+
+
+def endless_stdin(tmp):
+    """`--manifests -` fed without end (as a 10 GB stream would be): it must stop at 512 MiB."""
+    start = time.perf_counter()
+    with open(tmp / "err.txt", "w") as err:
+        p = subprocess.Popen([BIN, "check", "--manifests", "-", "--format", "json"],
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=err)
+        chunk = b"# padding\n" * 6554
+        sent = 0
+        try:
+            while sent < (10 << 30):
+                p.stdin.write(chunk)
+                sent += len(chunk)
+        except BrokenPipeError:
+            pass
+        try:
+            p.stdin.close()
+        except BrokenPipeError:
+            pass
+        _, status, ru = os.wait4(p.pid, 0)
+    secs = time.perf_counter() - start
+    code = os.waitstatus_to_exitcode(status)
+    outcome = (tmp / "err.txt").read_text().strip().splitlines()
+    outcome = (outcome[-1][:80] if outcome else "") + f" ({sent >> 20} MiB written)"
+    return secs, ru, code, outcome
 
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -38,4 +67,6 @@ with tempfile.TemporaryDirectory() as tmp:
         outcome = (tmp / "err.txt").read_text().strip().splitlines()
         outcome = outcome[-1][:110] if outcome else ""
         print(f"{name:24} {len(text) / 1024:7.0f} {secs:7.3f} {ru.ru_utime + ru.ru_stime:6.3f} {ru.ru_maxrss / 1024:8.1f} {code:4}  {outcome}")
+    secs, ru, code, outcome = endless_stdin(tmp)
+    print(f"{'endless stdin':24} {'-':>7} {secs:7.3f} {ru.ru_utime + ru.ru_stime:6.3f} {ru.ru_maxrss / 1024:8.1f} {code:4}  {outcome}")
     print("(each must end in exit 1 with a finding or exit 2, never 101/134; wall time includes other load)")

@@ -1,13 +1,18 @@
 //! Long fuzzing runs for `ci/fuzz`:
-//! `cargo run --release --features fuzzing --bin nvcf-fuzz -- [TOTAL_EXECS] [SECONDS]`
+//! `cargo run --release --features fuzzing --bin nvcf-fuzz -- [TOTAL_EXECS] [SECONDS] [ORACLE_INPUTS]`
 //! (a binary behind a feature rather than an example, so a long run does not compile the
 //! dev-dependencies in release mode).
-//! Prints executions, panics and inputs slower than 2 s per target, then a differential check of
-//! a sample of the mutated manifests against the real helm (see `sample_vs_helm`). Exit 1 when
-//! anything panicked, ran over 2 s or disagreed with helm.
+//!
+//! Prints executions, panics and timeouts (inputs over 2 s, stopped waiting for by the watchdog and
+//! saved with their seed under `target/fuzz-findings/`) per target, then the differential oracle:
+//! a sample of mutated manifests read by the real helm as helm reads rendered manifests and by the
+//! validator as `check --manifests` reads them, batched into few helm runs (`tests/fuzz/helm_oracle.rs`).
+//! Exit 1 when anything panicked, timed out or read other documents than helm.
 
 #[path = "../tests/fuzz/harness.rs"]
 mod harness;
+#[path = "../tests/fuzz/helm_oracle.rs"]
+mod helm_oracle;
 
 /// The repository and the pinned tools (the test support module needs dev-dependencies).
 mod support {
@@ -27,42 +32,63 @@ mod support {
     }
 }
 
-use std::collections::BTreeMap;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("--recheck") {
+        std::process::exit(recheck(&args[2..]));
+    }
     let total: u64 = args.get(1).and_then(|v| v.parse().ok()).unwrap_or(1_200_000);
     let secs: u64 = args.get(2).and_then(|v| v.parse().ok()).unwrap_or(1800);
+    let oracle_n: usize = args.get(3).and_then(|v| v.parse().ok()).unwrap_or(20_000);
     let seed: u64 = std::env::var("NVCF_FUZZ_SEED")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(0x5eed);
     let repo = support::repo();
+    let save_dir = repo.join("target/fuzz-findings");
     let targets = harness::targets(&repo);
     let scratch = tempfile::tempdir().unwrap();
     let per = total / targets.len() as u64;
     let start = Instant::now();
     let mut bad = false;
     let (mut all_execs, mut all_panics, mut all_slow) = (0, 0, 0);
+    println!("seed {seed:#x}; {per} executions per target, at most {secs} s in all");
     println!(
-        "{:16} {:>10} {:>7} {:>9} {:>10} {:>9}",
-        "target", "execs", "panics", "over 2 s", "slowest", "execs/s"
+        "{:16} {:>10} {:>7} {:>9} {:>10} {:>9} {:>8}",
+        "target", "execs", "panics", "over 2 s", "slowest", "execs/s", "wall s"
     );
     for (i, t) in targets.iter().enumerate() {
         let left = targets.len() - i;
         let remaining = Duration::from_secs(secs).saturating_sub(start.elapsed());
         let deadline = Instant::now() + remaining / left as u32;
         let t0 = Instant::now();
-        let st = harness::fuzz(t, seed, per, deadline, Duration::from_secs(2), scratch.path());
-        let rate = st.execs as f64 / t0.elapsed().as_secs_f64();
+        let st = harness::fuzz_saving(
+            t,
+            seed,
+            per,
+            deadline,
+            Duration::from_secs(2),
+            scratch.path(),
+            Some(&save_dir),
+        );
+        let wall = t0.elapsed().as_secs_f64();
         println!(
-            "{:16} {:>10} {:>7} {:>9} {:>10.1?} {:>9.0}",
-            t.name, st.execs, st.panics, st.slow, st.slowest, rate
+            "{:16} {:>10} {:>7} {:>9} {:>10.1?} {:>9.0} {:>8.0}",
+            t.name,
+            st.execs,
+            st.panics,
+            st.slow,
+            st.slowest,
+            st.execs as f64 / wall,
+            wall
         );
         if let Some(p) = &st.first_panic {
             println!("  first panicking input: {:?}", String::from_utf8_lossy(p));
+        }
+        for s in &st.saved {
+            println!("  saved: {s}");
         }
         all_execs += st.execs;
         all_panics += st.panics;
@@ -77,115 +103,101 @@ fn main() {
         all_slow,
         start.elapsed().as_secs_f64()
     );
-    let (agree, differ, skipped) = sample_vs_helm(&targets[0], seed, 600);
-    println!(
-        "differential oracle (helm fromYaml|toJson vs the validator, first document of mutated manifests): \
-         {agree} agree, {differ} differ, {skipped} not comparable (the validator refused a later document)"
-    );
-    bad |= differ > 0;
+    let t0 = Instant::now();
+    match oracle(&targets[0], seed, oracle_n) {
+        Ok(o) => {
+            println!(
+                "differential oracle ({} mutated manifests, {} helm runs, {:.0} s): {} read alike ({} documents), \
+                 {} refused by both, {} refused by the validator where helm reads them, {} read differently",
+                o.inputs,
+                o.helm_runs,
+                t0.elapsed().as_secs_f64(),
+                o.alike,
+                o.docs,
+                o.both_refused,
+                o.validator_refused,
+                o.differ
+            );
+            bad |= o.differ > 0;
+        }
+        Err(e) => {
+            println!("differential oracle failed: {e}");
+            bad = true;
+        }
+    }
     std::process::exit(if bad { 1 } else { 0 });
 }
 
-/// Mutate `n` manifests, read each with the real helm and with the validator, and compare.
-fn sample_vs_helm(t: &harness::Target, seed: u64, n: usize) -> (usize, usize, usize) {
-    let mut rng = harness::Rng::new(seed ^ 0xd1ff);
-    let d = tempfile::tempdir().unwrap();
-    let chart = d.path().join("c");
-    std::fs::create_dir_all(chart.join("templates")).unwrap();
-    std::fs::create_dir_all(chart.join("corpus")).unwrap();
-    std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: c\nversion: 0.1.0\n").unwrap();
-    std::fs::write(
-        chart.join("templates/read.yaml"),
-        "{{- range $path, $_ := .Files.Glob \"corpus/*\" }}\n# {{ base $path }} {{ $.Files.Get $path | fromYaml | toJson | b64enc }}\n{{- end }}\n",
-    )
-    .unwrap();
-    let mut inputs = BTreeMap::new();
-    while inputs.len() < n {
-        let base = &t.seeds[rng.below(t.seeds.len())];
-        let m = harness::mutate(&mut rng, &t.seeds, base);
-        // helm reads chart files as text; keep valid UTF-8 without `{{` (not templated, but tidy).
-        if let Ok(s) = String::from_utf8(m) {
-            inputs.insert(format!("{:04}.yaml", inputs.len()), s);
-        }
-    }
-    for (name, text) in &inputs {
-        std::fs::write(chart.join("corpus").join(name), text).unwrap();
-    }
-    let out = Command::new(support::tool("helm"))
-        .args(["template", "x"])
-        .arg(&chart)
-        .env("HELM_CACHE_HOME", d.path().join("h"))
-        .env("HELM_CONFIG_HOME", d.path().join("h"))
-        .env("HELM_DATA_HOME", d.path().join("h"))
-        .output()
-        .unwrap();
-    if !out.status.success() {
-        println!("helm failed: {}", String::from_utf8_lossy(&out.stderr));
-        return (0, 1, 0);
-    }
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (mut agree, mut differ, mut skipped) = (0, 0, 0);
-    for line in text
-        .lines()
-        .filter_map(|l| l.strip_prefix("# "))
-        .filter(|l| !l.starts_with("Source:"))
-    {
-        let Some((name, b64)) = line.split_once(' ') else {
-            continue;
-        };
-        let helm_json = String::from_utf8(b64decode(b64.trim())).unwrap_or_default();
-        let helm_v: serde_json::Value = serde_json::from_str(&helm_json).unwrap_or_default();
-        let theirs = if helm_v.get("Error").is_some() {
-            "ERROR".to_string()
+/// `nvcf-fuzz --recheck FILE...`: the oracle over saved inputs (e.g. `target/fuzz-findings/oracle-*`),
+/// to confirm a fix. Exit 1 when any is still read differently.
+fn recheck(files: &[String]) -> i32 {
+    let inputs: Vec<(String, Vec<u8>)> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (format!("{i:06}.yaml"), std::fs::read(f).expect("readable input")))
+        .collect();
+    let theirs = helm_oracle::helm_reads(&support::tool("helm"), &inputs).expect("helm runs");
+    let mut bad = 0;
+    for (((name, text), theirs), file) in inputs.iter().zip(theirs).zip(files) {
+        let ours = helm_oracle::validator_reads(name, text);
+        let verdict = if ours.refused() || ours.same(&theirs) {
+            "ok"
         } else {
-            helm_json.clone()
+            "DIFFERS"
         };
-        let ours = match nvcf_validate::yaml::documents(&inputs[name]) {
-            Err(_) if theirs != "ERROR" => {
-                skipped += 1;
-                continue;
-            }
-            Err(_) => "ERROR".to_string(),
-            Ok(docs) => match docs.into_iter().next().filter(|d| d.index == 0).map(|d| d.value) {
-                None => "{}".into(),
-                Some(v) if v.is_object() => nvcf_validate::yaml::resolve::go_json(&v),
-                Some(_) => "ERROR".into(),
-            },
-        };
-        if ours == theirs {
-            agree += 1;
-        } else {
-            differ += 1;
-            if differ <= 5 {
-                println!(
-                    "  differs: {:?}\n    helm:      {theirs}\n    validator: {ours}",
-                    inputs[name]
-                );
-            }
-        }
+        bad += (verdict != "ok") as i32;
+        println!("{verdict:8} {file}\n  helm:      {theirs}\n  validator: {ours}");
     }
-    (agree, differ, skipped)
+    (bad > 0) as i32
 }
 
-fn b64decode(s: &str) -> Vec<u8> {
-    let val = |c: u8| -> u32 {
-        match c {
-            b'A'..=b'Z' => (c - b'A') as u32,
-            b'a'..=b'z' => (c - b'a' + 26) as u32,
-            b'0'..=b'9' => (c - b'0' + 52) as u32,
-            b'+' => 62,
-            _ => 63,
-        }
+#[derive(Default)]
+struct Oracle {
+    inputs: usize,
+    helm_runs: usize,
+    alike: usize,
+    docs: usize,
+    both_refused: usize,
+    validator_refused: usize,
+    differ: usize,
+}
+
+/// Mutate `n` manifests, read them with the real helm (1,000 per run) and with the validator.
+fn oracle(t: &harness::Target, seed: u64, n: usize) -> Result<Oracle, String> {
+    let inputs = harness::mutated_manifests(t, seed, n);
+    let helm = support::tool("helm");
+    let save_dir = support::repo().join("target/fuzz-findings");
+    let mut o = Oracle {
+        inputs: inputs.len(),
+        ..Oracle::default()
     };
-    let mut out = Vec::new();
-    for chunk in s.as_bytes().chunks(4) {
-        let pad = chunk.iter().filter(|&&c| c == b'=').count();
-        let mut acc = 0u32;
-        for &c in &chunk[..4 - pad] {
-            acc = (acc << 6) | val(c);
+    for batch in inputs.chunks(1000) {
+        let theirs = helm_oracle::helm_reads(&helm, batch)?;
+        o.helm_runs += 1;
+        for ((name, text), theirs) in batch.iter().zip(theirs) {
+            let ours = helm_oracle::validator_reads(name, text);
+            match (&ours, theirs.refused()) {
+                (helm_oracle::Reading::Refused(_), true) => o.both_refused += 1,
+                (helm_oracle::Reading::Refused(_), false) => o.validator_refused += 1,
+                _ if ours.same(&theirs) => {
+                    o.alike += 1;
+                    o.docs += ours.len();
+                }
+                _ => {
+                    o.differ += 1;
+                    let _ = std::fs::create_dir_all(&save_dir);
+                    let path = save_dir.join(format!("oracle-seed{seed:#x}-{name}"));
+                    let _ = std::fs::write(&path, text);
+                    if o.differ <= 5 {
+                        println!(
+                            "  differs ({}): {:?}\n    helm:      {theirs}\n    validator: {ours}",
+                            path.display(),
+                            String::from_utf8_lossy(text)
+                        );
+                    }
+                }
+            }
         }
-        acc <<= 6 * pad as u32;
-        out.extend_from_slice(&[(acc >> 16) as u8, (acc >> 8) as u8, acc as u8][..3 - pad.min(3)]);
     }
-    out
+    Ok(o)
 }

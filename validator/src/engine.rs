@@ -141,16 +141,12 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
 
     let (mut findings, environments, graphs, needs) = match &args.manifests {
         Some(path) => {
-            let mut docs = read_manifests(path, "")?;
-            // Namespace-less objects go where kubectl would put them: `--namespace` (default `default`).
-            let ns = args.namespace.clone().unwrap_or_else(|| "default".to_string());
-            for d in &mut docs {
-                d.default_namespace = Some(ns.clone());
-            }
+            let docs = read_manifests(path, "")?;
             if docs.is_empty() {
                 bail!("--manifests {path}: no Kubernetes objects to validate (empty input)");
             }
-            let graph = build_graph("", docs, &policy, None);
+            let ns = args.namespace.clone().unwrap_or_else(|| "default".to_string());
+            let graph = manifests_graph(docs, &ns, &policy);
             let ctx = Ctx {
                 environment: "",
                 stack: None,
@@ -385,6 +381,16 @@ fn load_schemas(args: &CheckArgs, policy: &Policy, overrides: &Overrides) -> Res
         start
     };
     SchemaSet::load(policy, &start).map(Some)
+}
+
+/// The graph of `--manifests` objects: namespace-less objects go where kubectl would put them
+/// (`namespace`, from `--namespace`, default `default`), scopes as for a stack. Public for the
+/// fuzzer, which must judge inputs exactly as `check --manifests` does.
+pub fn manifests_graph(mut docs: Vec<RenderedDoc>, namespace: &str, policy: &Policy) -> Graph {
+    for d in &mut docs {
+        d.default_namespace = Some(namespace.to_string());
+    }
+    build_graph("", docs, policy, None)
 }
 
 /// Turn rendered documents into a graph, add the policy's externals, and attach template texts

@@ -198,13 +198,17 @@ impl Object {
 /// Files with more `---` separators than this are not searched as a whole by `line_of`.
 const WHOLE_FILE_SEARCH_MAX_DOCS: usize = 64;
 
-/// The lines of a source text (split at every line break YAML accepts) and its `---` separator
-/// lines, computed once per text and shared by every object that points into it.
+/// The lines of a source text (split at every line break YAML accepts) and its document marker
+/// lines, computed once per text and shared by every object that points into it. Found by text,
+/// not by the parser, because the text is often a chart template (Go template source, not YAML);
+/// libyaml decides document markers by the same column-0 rule.
 #[derive(Debug)]
 pub struct SourceLines {
     /// Byte range of each line, without its line break.
     ranges: Vec<(usize, usize)>,
-    /// 0-based indexes of separator lines (`---`, `--- …`), ascending.
+    /// 0-based indexes of document marker lines, ascending: every form YAML accepts (`---` or
+    /// `...` followed by nothing, a space or a tab: `---\t`, `--- # c`, `--- {…}`), see
+    /// `yaml::is_document_marker`.
     seps: Vec<usize>,
 }
 
@@ -223,7 +227,7 @@ impl SourceLines {
             if i + 1 == starts.len() && trimmed.is_empty() && i > 0 {
                 break; // the text ends with a line break
             }
-            if trimmed.trim_end() == "---" || trimmed.starts_with("--- ") {
+            if crate::yaml::is_document_marker(trimmed) {
                 seps.push(i);
             }
             ranges.push((s, s + trimmed.len()));
@@ -430,5 +434,39 @@ mod line_tests {
         .unwrap();
         assert_eq!(o.line_of("image:"), Some(4));
         assert_eq!(o.line_of_path(&["spec:", "port:"], |l, n| l.contains(n)), Some(5));
+    }
+
+    #[test]
+    fn every_document_marker_form_bounds_a_document() {
+        // `---\t`, `--- # c`, `--- {…}` and `...` all end the document before them.
+        let text =
+            "kind: A\nimage: a\n---\t\nkind: B\n--- # c\nkind: C\n--- {kind: D, image: d}\n...\nkind: E\nimage: e\n";
+        let src = SourceLines::new(text);
+        assert_eq!(src.separators(), 4);
+        assert_eq!(src.document_around(3), (3, 4));
+        assert_eq!(src.document_around(5), (5, 6));
+        assert_eq!(src.document_around(6), (6, 7));
+        assert_eq!(src.document_around(8), (8, 10));
+        let arc: std::sync::Arc<str> = text.into();
+        let at = |line: usize| {
+            Object::from_value(
+                json!({"apiVersion":"v1","kind":"B","metadata":{"name":"b"}}),
+                None,
+                Provenance {
+                    line: Some(line),
+                    template_text: Some(arc.clone()),
+                    ..Provenance::default()
+                },
+            )
+            .unwrap()
+        };
+        // B's document has no image: the search falls back to the whole file, never to the
+        // document after the tab-marked separator being read as part of A's.
+        assert_eq!(
+            at(4).line_of_path(&["kind: B", "image:"], |l, n| l.contains(n)),
+            Some(4)
+        );
+        assert_eq!(at(7).line_of("image:"), Some(7));
+        assert_eq!(at(9).line_of("image:"), Some(10));
     }
 }

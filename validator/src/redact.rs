@@ -129,6 +129,52 @@ pub fn config_value(s: &str) -> String {
     }
 }
 
+/// Whether `s` holds what may be key or token material: PEM armour, or a run of ASCII letters and
+/// digits that mixes upper and lower case with digits (20 or more) or is long (32 or more). Key
+/// and token bodies (base64, base64url, vault tokens) hold such runs between their rare `+/-_.`;
+/// names, paths, hostnames, temporary file names and hex digests do not.
+pub fn looks_secret(s: &str) -> bool {
+    if s.contains("-----BEGIN") || s.contains("PRIVATE KEY") {
+        return true;
+    }
+    s.split(|c: char| !c.is_ascii_alphanumeric()).any(|run| {
+        let mixed = run.bytes().any(|b| b.is_ascii_uppercase()) && run.bytes().any(|b| b.is_ascii_lowercase());
+        mixed && (run.len() >= 32 || (run.len() >= 20 && run.bytes().any(|b| b.is_ascii_digit())))
+    })
+}
+
+/// A piece of outside input quoted in an error message: userinfo redacted, at most `max`
+/// characters, and never anything that looks like key or token material ([`looks_secret`]),
+/// which is replaced by its length.
+pub fn excerpt(s: &str, max: usize) -> String {
+    if looks_secret(s) {
+        return format!("<{} characters, not shown>", s.chars().count());
+    }
+    cap(&redact_userinfo(s), max)
+}
+
+/// The output of a failed tool run (helm, helmfile) as it may be shown: each line through
+/// userinfo redaction, secret-looking runs hidden and the line capped at 300 characters, and
+/// the whole bounded by [`MAX_MESSAGE`]. Tool errors quote templates and values, so they are
+/// outside input like any other.
+pub fn tool_output(s: &str) -> String {
+    let lines: Vec<String> = s
+        .split('\n')
+        .map(|l| {
+            if looks_secret(l) {
+                let indent: String = l.chars().take_while(|c| c.is_whitespace()).collect();
+                format!(
+                    "{indent}<a line of {} characters that may hold a secret, not shown>",
+                    l.chars().count()
+                )
+            } else {
+                cap(&redact_userinfo(l), 300)
+            }
+        })
+        .collect();
+    cap(&lines.join("\n"), MAX_MESSAGE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +237,35 @@ mod tests {
             config_value(&long),
             format!("{}… (100 characters)", "x".repeat(MAX_CONFIG_VALUE))
         );
+    }
+
+    #[test]
+    fn excerpts_hide_key_and_token_material() {
+        assert!(looks_secret("-----BEGIN EC PRIVATE KEY-----"));
+        assert!(looks_secret("x MHcCAQEEIBMHcCAQEEIBMHcCAQEEIBMH y"));
+        assert!(looks_secret("x MHcCAQEEIBMHcCAQ9EEIB/x y"));
+        assert!(looks_secret("hvs.CAESIJ7xkq9Wq3R2mZ0aBcDeFgHi"));
+        for plain in [
+            "request-router-headless.nvcf.svc.cluster.local",
+            "sha256:6376144c2dd54c900f790dae51c3f38b40b00c20c59d691b0ba9c8b02389d226",
+            "nvcr.io/nvidia/nvcf/stargate:1.4.2",
+            "tag:yaml.org,2002:int",
+            "CustomResourceDefinition",
+            "/tmp/nvcf-validate-5Sx8eI/out/f11dab98/ns1__a",
+            "/tmp/helmfile1871101340/ns1-a-values-86f44669d8",
+        ] {
+            assert!(!looks_secret(plain), "{plain}");
+        }
+        assert_eq!(excerpt("MHcCAQEEIBMHcCAQEEIBMHc9", 60), "<24 characters, not shown>");
+        let long = excerpt(&"a".repeat(5000), 60);
+        assert!(long.len() < 100 && long.contains("(5000 characters)"), "{long}");
+        assert_eq!(excerpt("http://u:p@h/x", 60), "http://***@h/x");
+        let out = tool_output(&format!(
+            "Error: x\n  value: {}\n  {}",
+            "-----BEGIN PRIVATE KEY-----",
+            "b".repeat(5000)
+        ));
+        assert!(!out.contains("BEGIN") && out.contains("may hold a secret"), "{out}");
+        assert!(out.len() < 500, "{}", out.len());
     }
 }

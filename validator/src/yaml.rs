@@ -20,6 +20,8 @@
 //! the line of every node kept by its JSON pointer for messages, and a key written twice in one
 //! mapping refused with both lines (yaml.v2's strict decoding): in a file that says what the gate
 //! allows, a second `waivers:` silently replacing the first is a change no reviewer sees.
+//! `helmfile build` output is read with `spanned_documents` (each document with its byte span,
+//! so the `#  Source:` comment that leads it can be read without splitting the text by hand).
 
 mod events;
 pub mod resolve;
@@ -32,10 +34,18 @@ use std::collections::HashMap;
 
 /// Deepest nesting of sequences and mappings accepted (real manifests stay under 30).
 pub const MAX_DEPTH: usize = 256;
-/// Largest input accepted, in bytes.
+/// Largest input accepted, in bytes: one text, or every file of one `--manifests` run (or of one
+/// environment's render) together. Enforced while reading (`read_bounded`), so a larger stream
+/// is refused after `MAX_INPUT` bytes, never read whole.
 pub const MAX_INPUT: usize = 512 << 20;
+/// Largest single document accepted, in bytes of its text, enforced event by event while parsing.
+/// The API server takes request bodies of at most 3 MiB and etcd stores objects of at most
+/// 1.5 MiB: no object a cluster accepts comes near.
+pub const MAX_DOCUMENT: usize = 8 << 20;
 /// Nodes that aliases may add beyond the nodes written in the text (billion-laughs guard).
 const ALIAS_BUDGET: usize = 1_000_000;
+/// Bytes of strings that aliases may add (an anchored 1 MB string aliased a thousand times).
+const ALIAS_BYTES: usize = 64 << 20;
 
 /// One YAML document of a multi-document stream, with the 1-based line where its content starts.
 #[derive(Debug, Clone)]
@@ -51,7 +61,93 @@ pub struct Doc {
 /// Every document of a YAML stream as the API server would receive it. Empty documents (only
 /// comments, or `null`) are counted in `index` but not returned.
 pub fn documents(text: &str) -> Result<Vec<Doc>> {
-    Ok(read(text, false)?.into_iter().map(|(d, _)| d).collect())
+    check_input_size(text)?;
+    read_stream(text, 0, false)
+}
+
+fn check_input_size(text: &str) -> Result<()> {
+    if text.len() > MAX_INPUT {
+        bail!(
+            "YAML input of {} bytes is larger than the {} MiB limit",
+            text.len(),
+            MAX_INPUT >> 20
+        );
+    }
+    Ok(())
+}
+
+/// The documents of `text`; its line 1 is line `line_base + 1` of the file it was cut from.
+/// `first_only` reads as yaml.v2's `Unmarshal` does: the stream's first document, nothing after.
+fn read_stream(text: &str, line_base: usize, first_only: bool) -> Result<Vec<Doc>> {
+    Ok(read_stream_with(text, line_base, first_only, false)?
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect())
+}
+
+/// `read_stream`; with `config`, also each document's node lines by JSON pointer, and a key
+/// written twice in one mapping refused (configuration files: `located`).
+fn read_stream_with(
+    text: &str,
+    line_base: usize,
+    first_only: bool,
+    config: bool,
+) -> Result<Vec<(Doc, HashMap<String, usize>)>> {
+    // libyaml skips a byte order mark at the start of any line; Go's port (yaml.v2: helm,
+    // kubectl) only at the start of its input and reads a later one as text (`\u{feff}# c` is then
+    // a plain scalar, not a comment). Found by the fuzzer's differential oracle.
+    if let Some((at, _)) = text.match_indices('\u{feff}').find(|(i, _)| *i != 0) {
+        let line = line_starts(text).partition_point(|&s| s <= at) + line_base;
+        bail!(
+            "line {line}: a byte order mark (U+FEFF) after the start of the text, which Go's YAML parser (helm, \
+             kubectl) reads as text and libyaml skips; remove it"
+        );
+    }
+    let mut b = Builder::new(text, line_base, config);
+    let mut docs = Vec::new();
+    let mut index = 0usize;
+    loop {
+        let ev = b.next()?;
+        match ev.kind {
+            Kind::StreamStart => {}
+            Kind::StreamEnd => break,
+            Kind::DocumentStart => {
+                b.anchors.clear();
+                b.doc_start = Some(ev.start);
+                let first = b.next()?;
+                let line = first.start.line + 1 + line_base;
+                let mut item_lines = Vec::new();
+                let value = b.node(first, (!config).then_some(&mut item_lines))?;
+                match b.next()?.kind {
+                    Kind::DocumentEnd => {}
+                    other => bail!("YAML document {index}: unexpected {other:?} at its end"),
+                }
+                b.doc_start = None;
+                let lines = b.lines.as_mut().map(std::mem::take).unwrap_or_default();
+                if !value.is_null() {
+                    let is_list = value
+                        .get("kind")
+                        .and_then(Value::as_str)
+                        .is_some_and(|k| k.ends_with("List"));
+                    docs.push((
+                        Doc {
+                            value,
+                            line,
+                            index,
+                            item_lines: if is_list { item_lines } else { Vec::new() },
+                        },
+                        lines,
+                    ));
+                }
+                index += 1;
+                if first_only {
+                    break;
+                }
+            }
+            other => bail!("unexpected YAML event {other:?}"),
+        }
+    }
+    Ok(docs)
 }
 
 /// One YAML document of a configuration file (the policy, the chart lock), read as `value` reads
@@ -129,7 +225,8 @@ pub fn pointer_segment(key: &str) -> String {
 /// A key written twice in one mapping is an error naming both lines (merged keys are not
 /// duplicates: a key written beside `<<` overrides the merged one, as in every YAML reader).
 pub fn located(text: &str) -> Result<Located> {
-    let mut docs = read(text, true)?;
+    check_input_size(text)?;
+    let mut docs = read_stream_with(text, 0, false, true)?;
     match docs.len() {
         0 => Ok(Located {
             value: Value::Null,
@@ -144,66 +241,6 @@ pub fn located(text: &str) -> Result<Located> {
         }
         n => bail!("expected one YAML document, found {n}"),
     }
-}
-
-/// The document stream; `config`: refuse duplicate keys and keep every node's line (one map per
-/// document), for the policy and the lock.
-fn read(text: &str, config: bool) -> Result<Vec<(Doc, HashMap<String, usize>)>> {
-    if text.len() > MAX_INPUT {
-        bail!(
-            "YAML input of {} bytes is larger than the {} MiB limit",
-            text.len(),
-            MAX_INPUT >> 20
-        );
-    }
-    let mut b = Builder {
-        parser: Parser::new(text.as_bytes()),
-        anchors: HashMap::new(),
-        nodes: 0,
-        alias_nodes: 0,
-        depth: 0,
-        lines: config.then(HashMap::new),
-        path: String::new(),
-    };
-    let mut docs = Vec::new();
-    let mut index = 0usize;
-    loop {
-        let ev = b.next()?;
-        match ev.kind {
-            Kind::StreamStart => {}
-            Kind::StreamEnd => break,
-            Kind::DocumentStart => {
-                b.anchors.clear();
-                let first = b.next()?;
-                let line = first.start.line + 1;
-                let mut item_lines = Vec::new();
-                let value = b.node(first, (!config).then_some(&mut item_lines))?;
-                match b.next()?.kind {
-                    Kind::DocumentEnd => {}
-                    other => bail!("YAML document {index}: unexpected {other:?} at its end"),
-                }
-                let lines = b.lines.as_mut().map(std::mem::take).unwrap_or_default();
-                if !value.is_null() {
-                    let is_list = value
-                        .get("kind")
-                        .and_then(Value::as_str)
-                        .is_some_and(|k| k.ends_with("List"));
-                    docs.push((
-                        Doc {
-                            value,
-                            line,
-                            index,
-                            item_lines: if is_list { item_lines } else { Vec::new() },
-                        },
-                        lines,
-                    ));
-                }
-                index += 1;
-            }
-            other => bail!("unexpected YAML event {other:?}"),
-        }
-    }
-    Ok(docs)
 }
 
 /// One document of a YAML stream with where it lies in the text, empty documents included.
@@ -223,22 +260,8 @@ pub struct SpannedDoc {
 /// reads), with its byte span; empty documents are returned too. Lets a caller read the comments
 /// that lead a document (e.g. `helmfile build`'s `#  Source:` line) without splitting text itself.
 pub fn spanned_documents(text: &str) -> Result<Vec<SpannedDoc>> {
-    if text.len() > MAX_INPUT {
-        bail!(
-            "YAML input of {} bytes is larger than the {} MiB limit",
-            text.len(),
-            MAX_INPUT >> 20
-        );
-    }
-    let mut b = Builder {
-        parser: Parser::new(text.as_bytes()),
-        anchors: HashMap::new(),
-        nodes: 0,
-        alias_nodes: 0,
-        depth: 0,
-        lines: None,
-        path: String::new(),
-    };
+    check_input_size(text)?;
+    let mut b = Builder::new(text, 0, false);
     let mut docs = Vec::new();
     let mut prev_end = 0usize;
     loop {
@@ -269,26 +292,195 @@ pub fn spanned_documents(text: &str) -> Result<Vec<SpannedDoc>> {
     Ok(docs)
 }
 
-/// The documents of rendered manifests (helm output, `--manifests`). Besides `documents`, refuses
-/// text whose document boundaries helm and YAML parsers see differently in the direction that
-/// would hide an object: helm splits its output at every `\n---` (its regex
-/// `(?:^|\s*\n)---\s*`), so a line such as `---foo: bar` or `----` starts a new manifest for helm
-/// while a YAML parser reads it as text of the current document. (Where a YAML parser sees more
-/// documents than helm's line splitter, e.g. CR-only line ends, every document is judged.)
+/// Whether a line (without its line break) is a YAML document marker: `---` or `...` at column
+/// 0, followed by nothing, a space or a tab (libyaml's rule; `--- {a: 1}`, `---\t`, `--- # c`
+/// are markers, `---x` and ` ---` are not). A UTF-8 byte order mark may precede it.
+pub fn is_document_marker(line: &str) -> bool {
+    let l = line.strip_prefix('\u{feff}').unwrap_or(line);
+    (l.starts_with("---") || l.starts_with("...")) && matches!(l.as_bytes().get(3), None | Some(b' ' | b'\t'))
+}
+
+/// Read a whole text from `r`, refusing it once it holds more than `limit` bytes (the rest is
+/// never read, and the buffer never grows past `limit`). `what` names the input in messages.
+pub fn read_bounded(mut r: impl std::io::Read, limit: usize, what: &str) -> Result<String> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let n = match r.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => bail!("cannot read {what}: {e}"),
+        };
+        if buf.len() + n > limit {
+            return Err(too_large(what, limit));
+        }
+        if buf.capacity() < buf.len() + n {
+            let want = (buf.capacity() * 2).max(buf.len() + n).min(limit);
+            buf.reserve_exact(want - buf.len());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    String::from_utf8(buf).map_err(|e| {
+        anyhow!(
+            "{what} is not UTF-8 text (invalid byte at offset {})",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// The refusal of an input larger than what is left of the limit (`limit` bytes).
+pub fn too_large(what: &str, limit: usize) -> anyhow::Error {
+    anyhow!(
+        "{what}: more than {} of input; the limit is {} MiB for all input of one run together (nothing was \
+         validated; split the input, or leave out what is not meant to be applied)",
+        human_bytes(limit),
+        MAX_INPUT >> 20
+    )
+}
+
+fn human_bytes(n: usize) -> String {
+    if n >= 1 << 20 {
+        format!("{} MiB", n >> 20)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+/// The documents of rendered manifests (helm output, `--manifests`), refused where helm would
+/// read other documents than a YAML parser does. helm reads rendered manifests by cutting the
+/// text at its regex `(?:^|\s*\n)---\s*` (`releaseutil.SplitManifests`, after trimming the text
+/// and each piece of white space) and reading each piece with `sigs.k8s.io/yaml`, which takes
+/// the piece's first YAML document and ignores the rest (each piece reaches the API server followed
+/// by the line break helm writes after it in the release manifest). A YAML parser reads the whole
+/// stream.
+/// Both readings are made here and must give the same documents, in the same order, with the same
+/// content (empty documents skipped on both sides); otherwise the text is refused with the line
+/// where they part. Cases: `---x` lines (a new piece for helm, text for YAML), `...` ends and
+/// `---` after a CR, NEL or U+2028 break (more documents for YAML than helm reads), a `%YAML`
+/// directive cut off from its document, leading non-ASCII white space trimmed away by helm.
 pub fn manifest_documents(text: &str) -> Result<Vec<Doc>> {
+    check_input_size(text)?;
     for (i, line) in text.split('\n').enumerate() {
+        let line = if i == 0 {
+            line.strip_prefix('\u{feff}').unwrap_or(line)
+        } else {
+            line
+        };
         if let Some(rest) = line.strip_prefix("---") {
             if rest.chars().next().is_some_and(|c| !c.is_whitespace()) {
                 bail!(
                     "line {}: `{}` starts a new document for helm (which splits at every line beginning with ---) \
                      but not for YAML parsers; put `---` on a line of its own",
                     i + 1,
-                    cap(line)
+                    crate::redact::excerpt(line, 60)
                 );
             }
         }
     }
-    documents(text)
+    let yaml = documents(text)?;
+    let starts = line_starts(text);
+    let line_of = |offset: usize| starts.partition_point(|&s| s <= offset);
+    let mut helm = Vec::new();
+    for (offset, piece) in helm_pieces(text) {
+        let line = line_of(offset);
+        // helm installs each piece followed by a line break (`---\n# Source: …\n<piece>\n`), so a
+        // block scalar at its end keeps its final newline.
+        let docs = read_stream(&format!("{piece}\n"), line - 1, true).map_err(|e| {
+            anyhow!(
+                "helm cannot read the manifest that starts at line {line} (helm cuts rendered output at lines \
+                 starting with `---` and reads each piece on its own): {e}"
+            )
+        })?;
+        helm.extend(docs);
+    }
+    const HOW: &str = "helm cuts rendered manifests at every line that starts with `---` and reads only the first \
+                       YAML document of each piece";
+    const FIX: &str = "write each document after a `---` line of its own, with LF line ends, and no `...` or \
+                       `%` directives";
+    for i in 0..yaml.len().max(helm.len()) {
+        match (yaml.get(i), helm.get(i)) {
+            (Some(y), Some(h)) if y.value == h.value => continue,
+            (Some(y), Some(_)) => bail!(
+                "line {}: helm reads document {} differently from a YAML parser ({HOW}); {FIX}",
+                y.line,
+                i + 1
+            ),
+            (Some(y), None) => bail!(
+                "line {}: a YAML parser reads a document here that helm does not see ({HOW}: {} documents for \
+                 YAML, {} for helm); {FIX}",
+                y.line,
+                yaml.len(),
+                helm.len()
+            ),
+            (None, Some(h)) => bail!(
+                "line {}: helm reads a document here that a YAML parser does not ({HOW}: {} documents for YAML, \
+                 {} for helm); {FIX}",
+                h.line,
+                yaml.len(),
+                helm.len()
+            ),
+            (None, None) => unreachable!("i is below the longer length"),
+        }
+    }
+    Ok(yaml)
+}
+
+/// The pieces helm reads rendered manifests in (`releaseutil.SplitManifests`): the text trimmed
+/// of white space (Go's `strings.TrimSpace`, the same set as Rust's `str::trim`), cut at every
+/// match of `(?:^|\s*\n)---\s*` (leftmost first, `\s` being ASCII `[\t\n\f\r ]`), empty pieces
+/// dropped, each trimmed again. Each with its byte offset in `text`.
+pub fn helm_pieces(text: &str) -> Vec<(usize, &str)> {
+    // helm's chart loader drops a leading byte order mark before anything else reads a file.
+    let bom = if text.starts_with('\u{feff}') { 3 } else { 0 };
+    let text_after_bom = &text[bom..];
+    let base = bom + text_after_bom.len() - text_after_bom.trim_start().len();
+    let t = text_after_bom.trim();
+    let b = t.as_bytes();
+    let ws = |c: u8| matches!(c, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ');
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut from = 0;
+    loop {
+        let (start, mut end) = if from == 0 && b.starts_with(b"---") {
+            (0, 3)
+        } else {
+            // The next `\n---`; the match starts where the white space run before it starts.
+            let Some(q) = find(&b[from..], b"\n---").map(|q| q + from) else {
+                break;
+            };
+            let mut p = q;
+            while p > from && ws(b[p - 1]) {
+                p -= 1;
+            }
+            (p, q + 4)
+        };
+        while end < b.len() && ws(b[end]) {
+            end += 1;
+        }
+        cuts.push((start, end));
+        from = end;
+    }
+    let mut pieces = Vec::new();
+    let mut beg = 0;
+    for &(s, e) in &cuts {
+        pieces.push((beg, s));
+        beg = e;
+    }
+    pieces.push((beg, b.len()));
+    pieces
+        .into_iter()
+        .filter(|&(s, e)| e > s)
+        .filter_map(|(s, e)| {
+            let p = &t[s..e];
+            let lead = p.len() - p.trim_start().len();
+            let p = p.trim();
+            (!p.is_empty()).then_some((base + s + lead, p))
+        })
+        .collect()
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 /// Byte offsets where lines start, counting every line break libyaml accepts: LF, CR, CRLF,
@@ -341,10 +533,22 @@ fn strip_break(l: &str) -> &str {
 
 struct Builder<'a> {
     parser: Parser<'a>,
-    anchors: HashMap<String, (Value, usize)>,
+    /// The text being parsed (to look at a scalar's source).
+    text: &'a str,
+    /// Each anchor's value with the nodes and string bytes it holds.
+    anchors: HashMap<String, (Value, usize, usize)>,
     nodes: usize,
     alias_nodes: usize,
+    /// Bytes of scalars and keys written in the text, and added by aliases.
+    bytes: usize,
+    alias_bytes: usize,
     depth: usize,
+    /// Flow collections open around the current node.
+    flow_depth: usize,
+    /// Where the current document starts (for `MAX_DOCUMENT`).
+    doc_start: Option<events::Mark>,
+    /// Added to every reported line (a piece of a larger text).
+    line_base: usize,
     /// For configuration files (`located`): the line of every node by JSON pointer; duplicate keys
     /// are refused.
     lines: Option<HashMap<String, usize>>,
@@ -358,14 +562,44 @@ enum Entry {
     Merge(Value, usize),
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
+    fn new(text: &'a str, line_base: usize, config: bool) -> Builder<'a> {
+        Builder {
+            parser: Parser::new(text.as_bytes()),
+            text,
+            anchors: HashMap::new(),
+            nodes: 0,
+            alias_nodes: 0,
+            bytes: 0,
+            alias_bytes: 0,
+            depth: 0,
+            flow_depth: 0,
+            doc_start: None,
+            line_base,
+            lines: config.then(HashMap::new),
+            path: String::new(),
+        }
+    }
+
     fn next(&mut self) -> Result<events::Event> {
         match self.parser.next_event() {
-            Some(Ok(e)) => Ok(e),
+            Some(Ok(e)) => {
+                if let Some(s) = self.doc_start {
+                    if e.end.index.saturating_sub(s.index) > MAX_DOCUMENT {
+                        bail!(
+                            "the YAML document that starts at line {} is larger than the {} MiB limit for one \
+                             document (no object the API server accepts comes near it)",
+                            s.line + 1 + self.line_base,
+                            MAX_DOCUMENT >> 20
+                        );
+                    }
+                }
+                Ok(e)
+            }
             Some(Err(e)) => Err(anyhow!(
                 "{} at line {} column {}",
                 e.problem,
-                e.mark.line + 1,
+                e.mark.line + 1 + self.line_base,
                 e.mark.column + 1
             )),
             None => Err(anyhow!("YAML stream ended early")),
@@ -375,152 +609,227 @@ impl Builder<'_> {
     /// Build the node that starts with `ev`. `item_lines` collects the lines of the elements of a
     /// top-level `items` sequence (only for the document root).
     fn node(&mut self, ev: events::Event, item_lines: Option<&mut Vec<usize>>) -> Result<Value> {
-        let line = ev.start.line + 1;
-        let col = ev.start.column + 1;
+        // Each kind is built in its own function, so a nesting level costs the stack frame of one
+        // of them, not of all (256 levels must fit a 2 MiB thread stack in a debug build).
+        let line = ev.start.line + 1 + self.line_base;
         if let Some(lines) = &mut self.lines {
             lines.entry(self.path.clone()).or_insert(line);
         }
         self.nodes += 1;
-        let before = self.nodes + self.alias_nodes;
+        let before = (self.nodes + self.alias_nodes, self.bytes + self.alias_bytes);
         let (value, anchor) = match ev.kind {
-            Kind::Alias(name) => {
-                let Some((v, n)) = self.anchors.get(&name) else {
-                    bail!("unknown anchor `{}` at line {line} column {col}", cap(&name));
-                };
-                self.alias_nodes += n;
-                if self.alias_nodes > ALIAS_BUDGET + self.nodes {
-                    bail!("aliases at line {line} expand to more than {ALIAS_BUDGET} nodes");
-                }
-                return Ok(v.clone());
-            }
+            Kind::Alias(name) => return self.alias(&name, line, ev.start.column + 1),
             Kind::Scalar {
                 value,
                 style,
                 tag,
                 anchor,
             } => (
-                resolve::scalar(&value, style == Style::Plain, tag.as_deref())
-                    .map_err(|e| anyhow!("{e} at line {line} column {col}"))?,
+                self.scalar(&value, style, tag.as_deref(), (ev.start, ev.end), line)?,
                 anchor,
             ),
-            Kind::SequenceStart { anchor, tag } => {
-                self.enter(line)?;
-                check_collection_tag(tag.as_deref(), "tag:yaml.org,2002:seq", line)?;
-                let mut items = Vec::new();
-                loop {
-                    let e = self.next()?;
-                    if matches!(e.kind, Kind::SequenceEnd) {
-                        break;
-                    }
-                    let len = self.path.len();
-                    if self.lines.is_some() {
-                        self.path.push_str(&format!("/{}", items.len()));
-                    }
-                    items.push(self.node(e, None)?);
-                    self.path.truncate(len);
-                }
-                self.depth -= 1;
-                (Value::Array(items), anchor)
-            }
-            Kind::MappingStart { anchor, tag } => {
-                self.enter(line)?;
-                check_collection_tag(tag.as_deref(), "tag:yaml.org,2002:map", line)?;
-                let mut entries = Vec::new();
-                let mut item_lines = item_lines;
-                // Keys written in this mapping and their lines (configuration files only).
-                let mut seen: HashMap<String, usize> = HashMap::new();
-                loop {
-                    let k = self.next()?;
-                    if matches!(k.kind, Kind::MappingEnd) {
-                        break;
-                    }
-                    let kline = k.start.line + 1;
-                    let merge = matches!(&k.kind, Kind::Scalar { value, style: Style::Plain, tag: None, .. } if value == "<<")
-                        || matches!(&k.kind, Kind::Scalar { tag: Some(t), .. } if t == "tag:yaml.org,2002:merge");
-                    let key = match &k.kind {
-                        Kind::Scalar {
-                            value,
-                            style,
-                            tag,
-                            anchor: None,
-                        } if !merge => {
-                            self.nodes += 1;
-                            resolve::scalar_key(value, *style == Style::Plain, tag.as_deref())
-                        }
-                        _ => {
-                            let key = self.node(k, None)?;
-                            resolve::key_string(&key)
-                        }
-                    };
-                    let v = self.next()?;
-                    let len = self.path.len();
-                    if self.lines.is_some() {
-                        let written = if merge {
-                            "<<".to_string()
-                        } else {
-                            key.as_ref().map_err(|e| anyhow!("{e} at line {kline}"))?.clone()
-                        };
-                        if let Some(first) = seen.insert(written.clone(), kline) {
-                            bail!(
-                                "key `{}` is written twice in one mapping (lines {first} and {kline}); \
-                                 keep one, so the file says one thing",
-                                cap(&written)
-                            );
-                        }
-                        self.path.push('/');
-                        self.path.push_str(&pointer_segment(&written));
-                        if let Some(lines) = &mut self.lines {
-                            lines.insert(self.path.clone(), kline);
-                        }
-                    }
-                    if merge {
-                        let v = self.node(v, None);
-                        self.path.truncate(len);
-                        entries.push(Entry::Merge(v?, kline));
-                        continue;
-                    }
-                    let key = key.map_err(|e| anyhow!("{e} at line {kline}"))?;
-                    let value = if key == "items" {
-                        match (item_lines.as_deref_mut(), &v.kind) {
-                            (Some(lines), Kind::SequenceStart { .. }) => self.items(v, lines)?,
-                            _ => self.node(v, None)?,
-                        }
-                    } else {
-                        self.node(v, None)?
-                    };
-                    self.path.truncate(len);
-                    entries.push(Entry::Key(key, value));
-                }
-                self.depth -= 1;
-                (Value::Object(merge_entries(entries)?), anchor)
-            }
-            other => bail!("unexpected YAML event {other:?} at line {line}"),
+            Kind::SequenceStart { anchor, tag, flow } => (self.sequence(tag.as_deref(), flow, line)?, anchor),
+            Kind::MappingStart { anchor, tag, flow } => (self.mapping(tag.as_deref(), flow, line, item_lines)?, anchor),
+            other => return Err(unexpected(&other, line)),
         };
         if let Some(a) = anchor {
-            let n = self.nodes + self.alias_nodes - before + 1;
-            self.anchors.insert(a, (value.clone(), n));
+            let n = self.nodes + self.alias_nodes - before.0 + 1;
+            let bytes = self.bytes + self.alias_bytes - before.1;
+            self.anchors.insert(a, (value.clone(), n, bytes));
         }
         Ok(value)
     }
 
+    #[inline(never)]
+    fn alias(&mut self, name: &str, line: usize, col: usize) -> Result<Value> {
+        let Some((v, n, bytes)) = self.anchors.get(name) else {
+            bail!(
+                "unknown anchor `{}` at line {line} column {col}",
+                crate::redact::excerpt(name, 60)
+            );
+        };
+        self.alias_nodes += n;
+        self.alias_bytes += bytes;
+        if self.alias_nodes > ALIAS_BUDGET + self.nodes {
+            bail!("aliases at line {line} expand to more than {ALIAS_BUDGET} nodes");
+        }
+        if self.alias_bytes > ALIAS_BYTES {
+            bail!(
+                "aliases at line {line} expand to more than {} MiB of strings",
+                ALIAS_BYTES >> 20
+            );
+        }
+        Ok(v.clone())
+    }
+
+    #[inline(never)]
+    fn scalar(
+        &mut self,
+        value: &str,
+        style: Style,
+        tag: Option<&str>,
+        (start, end): (events::Mark, events::Mark),
+        line: usize,
+    ) -> Result<Value> {
+        self.bytes += value.len();
+        self.check_flow_plain(value, style, line)?;
+        self.check_escapes(style, start, end, line)?;
+        resolve::scalar(value, style == Style::Plain, tag)
+            .map_err(|e| anyhow!("{e} at line {line} column {}", start.column + 1))
+    }
+
+    #[inline(never)]
+    fn sequence(&mut self, tag: Option<&str>, flow: bool, line: usize) -> Result<Value> {
+        self.enter(line)?;
+        self.flow_depth += flow as usize;
+        check_collection_tag(tag, "tag:yaml.org,2002:seq", line)?;
+        let mut items = Vec::new();
+        loop {
+            let e = self.next()?;
+            if matches!(e.kind, Kind::SequenceEnd) {
+                break;
+            }
+            let len = self.path.len();
+            if self.lines.is_some() {
+                self.path.push_str(&format!("/{}", items.len()));
+            }
+            items.push(self.node(e, None)?);
+            self.path.truncate(len);
+        }
+        self.depth -= 1;
+        self.flow_depth -= flow as usize;
+        Ok(Value::Array(items))
+    }
+
+    #[inline(never)]
+    fn mapping(
+        &mut self,
+        tag: Option<&str>,
+        flow: bool,
+        line: usize,
+        mut item_lines: Option<&mut Vec<usize>>,
+    ) -> Result<Value> {
+        self.enter(line)?;
+        self.flow_depth += flow as usize;
+        check_collection_tag(tag, "tag:yaml.org,2002:map", line)?;
+        let mut entries = Vec::new();
+        // Keys written in this mapping and their lines (configuration files only).
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        loop {
+            let k = self.next()?;
+            if matches!(k.kind, Kind::MappingEnd) {
+                break;
+            }
+            let kline = k.start.line + 1 + self.line_base;
+            let merge = matches!(&k.kind, Kind::Scalar { value, style: Style::Plain, tag: None, .. } if value == "<<")
+                || matches!(&k.kind, Kind::Scalar { tag: Some(t), .. } if t == "tag:yaml.org,2002:merge");
+            let key = match &k.kind {
+                Kind::Scalar {
+                    value,
+                    style,
+                    tag,
+                    anchor: None,
+                } if !merge => self.key(value, *style, tag.as_deref(), (k.start, k.end), kline)?,
+                _ => {
+                    let key = self.node(k, None)?;
+                    resolve::key_string(&key)
+                }
+            };
+            let v = self.next()?;
+            let len = self.path.len();
+            if self.lines.is_some() {
+                self.config_key(&mut seen, merge, &key, kline)?;
+            }
+            if merge {
+                let v = self.node(v, None);
+                self.path.truncate(len);
+                entries.push(Entry::Merge(v?, kline));
+                continue;
+            }
+            let key = key.map_err(|e| anyhow!("{e} at line {kline}"))?;
+            let value = if key == "items" {
+                match (item_lines.as_deref_mut(), &v.kind) {
+                    (Some(lines), Kind::SequenceStart { .. }) => self.items(v, lines)?,
+                    _ => self.node(v, None)?,
+                }
+            } else {
+                self.node(v, None)?
+            };
+            self.path.truncate(len);
+            entries.push(Entry::Key(key, value));
+        }
+        self.depth -= 1;
+        self.flow_depth -= flow as usize;
+        Ok(Value::Object(merge_entries(entries)?))
+    }
+
+    /// In a configuration file: refuse a key written twice in one mapping, and enter the key's
+    /// place in the JSON pointer of the node being built (the caller truncates it after).
+    #[inline(never)]
+    fn config_key(
+        &mut self,
+        seen: &mut HashMap<String, usize>,
+        merge: bool,
+        key: &std::result::Result<String, String>,
+        kline: usize,
+    ) -> Result<()> {
+        let written = if merge {
+            "<<".to_string()
+        } else {
+            key.as_ref().map_err(|e| anyhow!("{e} at line {kline}"))?.clone()
+        };
+        if let Some(first) = seen.insert(written.clone(), kline) {
+            bail!(
+                "key `{}` is written twice in one mapping (lines {first} and {kline}); keep one, so the file says \
+                 one thing",
+                crate::redact::excerpt(&written, 60)
+            );
+        }
+        self.path.push('/');
+        self.path.push_str(&pointer_segment(&written));
+        if let Some(lines) = &mut self.lines {
+            lines.insert(self.path.clone(), kline);
+        }
+        Ok(())
+    }
+
+    /// A plain mapping key (not a merge, no anchor) as `sigs.k8s.io/yaml` turns it into a string.
+    #[inline(never)]
+    fn key(
+        &mut self,
+        value: &str,
+        style: Style,
+        tag: Option<&str>,
+        (start, end): (events::Mark, events::Mark),
+        line: usize,
+    ) -> Result<std::result::Result<String, String>> {
+        self.nodes += 1;
+        self.bytes += value.len();
+        self.check_flow_plain(value, style, line)?;
+        self.check_escapes(style, start, end, line)?;
+        Ok(resolve::scalar_key(value, style == Style::Plain, tag))
+    }
+
     /// The root's `items` sequence, remembering where each element starts.
     fn items(&mut self, start: events::Event, lines: &mut Vec<usize>) -> Result<Value> {
-        let line = start.start.line + 1;
-        let Kind::SequenceStart { anchor, tag } = start.kind else {
+        let line = start.start.line + 1 + self.line_base;
+        let Kind::SequenceStart { anchor, tag, flow } = start.kind else {
             unreachable!("items() is called on a sequence start")
         };
         if anchor.is_some() {
             // Rare enough to read the simple way (no per-item lines).
             return self.node(
                 events::Event {
-                    kind: Kind::SequenceStart { anchor, tag },
+                    kind: Kind::SequenceStart { anchor, tag, flow },
                     start: start.start,
+                    end: start.end,
                 },
                 None,
             );
         }
         self.nodes += 1;
         self.enter(line)?;
+        self.flow_depth += flow as usize;
         check_collection_tag(tag.as_deref(), "tag:yaml.org,2002:seq", line)?;
         let mut items = Vec::new();
         loop {
@@ -528,11 +837,50 @@ impl Builder<'_> {
             if matches!(e.kind, Kind::SequenceEnd) {
                 break;
             }
-            lines.push(e.start.line + 1);
+            lines.push(e.start.line + 1 + self.line_base);
             items.push(self.node(e, None)?);
         }
         self.depth -= 1;
+        self.flow_depth -= flow as usize;
         Ok(Value::Array(items))
+    }
+
+    /// libyaml (0.2.2 on) lets a plain scalar in a flow collection hold `?`; Go's port (yaml.v2:
+    /// helm, kubectl) ends the scalar there and reads a key indicator, so `{a: b?c}` is an error
+    /// for helm and `b?c` for libyaml. Found by the fuzzer's differential oracle.
+    fn check_flow_plain(&self, value: &str, style: Style, line: usize) -> Result<()> {
+        if self.flow_depth > 0 && style == Style::Plain && value.contains('?') {
+            bail!(
+                "line {line}: a `?` inside a plain value of a flow collection (`{{…}}`, `[…]`), which Go's YAML \
+                 parser (helm, kubectl) reads as the start of a key and libyaml as text; quote the value"
+            );
+        }
+        Ok(())
+    }
+
+    /// libyaml (YAML 1.2) reads `\/` in a double-quoted scalar as `/`; Go's yaml.v2 (YAML 1.1:
+    /// helm, kubectl) refuses it as an unknown escape. Found by the fuzzer's differential oracle.
+    /// (The reverse, `\'`, is read by Go and refused by libyaml: refused here too.)
+    fn check_escapes(&self, style: Style, start: events::Mark, end: events::Mark, line: usize) -> Result<()> {
+        if style != Style::Double {
+            return Ok(());
+        }
+        let raw = self.text.as_bytes().get(start.index..end.index).unwrap_or_default();
+        let mut i = 0;
+        while i < raw.len() {
+            if raw[i] == b'\\' {
+                if raw.get(i + 1) == Some(&b'/') {
+                    bail!(
+                        "line {line}: `\\/` in a double-quoted value, an escape Go's YAML parser (helm, kubectl) \
+                         refuses and libyaml reads as `/`; write `/`"
+                    );
+                }
+                i += 2;
+            } else {
+                i += 1;
+            }
+        }
+        Ok(())
     }
 
     fn enter(&mut self, line: usize) -> Result<()> {
@@ -544,13 +892,18 @@ impl Builder<'_> {
     }
 }
 
+#[cold]
+fn unexpected(kind: &Kind, line: usize) -> anyhow::Error {
+    anyhow!("unexpected YAML event {kind:?} at line {line}")
+}
+
 fn check_collection_tag(tag: Option<&str>, expected: &str, line: usize) -> Result<()> {
     match tag {
         None | Some("!") => Ok(()),
         Some(t) if t == expected => Ok(()),
         // yaml.v2 ignores other tags on collections.
         Some(t) if !t.starts_with("tag:yaml.org,2002:") => Ok(()),
-        Some(t) => bail!("a collection tagged {} at line {line}", cap(t)),
+        Some(t) => bail!("a collection tagged {} at line {line}", crate::redact::excerpt(t, 60)),
     }
 }
 
@@ -577,14 +930,6 @@ fn merge_entries(entries: Vec<Entry>) -> Result<Map<String, Value>> {
         }
     }
     Ok(out)
-}
-
-fn cap(s: &str) -> String {
-    if s.chars().count() > 60 {
-        format!("{}…", s.chars().take(60).collect::<String>())
-    } else {
-        s.to_string()
-    }
 }
 
 /// Parse one YAML document into any deserialisable type.
@@ -626,27 +971,6 @@ mod tests {
         assert_eq!(docs[1].line, 8);
         assert_eq!(docs[1].value["b"]["c"], 2);
         assert_eq!(docs[1].index, 2);
-    }
-
-    #[test]
-    fn spanned_documents_keep_leading_comments_and_empty_documents() {
-        // Byte offsets, not characters: the `é` before counts two bytes.
-        let text =
-            "---\n#  Source: /a/é\n\nx: |-\n  a\n  ---\n  #  Source: no\n---\n# only\n---\n#  Source: /b\nz: 1\n";
-        let docs = spanned_documents(text).unwrap();
-        assert_eq!(docs.len(), 3);
-        assert_eq!(&text[docs[0].head.clone()], "---\n#  Source: /a/é\n\n");
-        assert_eq!(docs[0].value["x"], "a\n---\n#  Source: no");
-        assert!(text[docs[0].span.clone()].ends_with("#  Source: no\n"));
-        assert!(docs[1].value.is_null());
-        assert!(text[docs[1].span.clone()].contains("# only"));
-        assert_eq!(&text[docs[2].head.clone()], "---\n#  Source: /b\n");
-        assert_eq!(docs[2].value["z"], 1);
-        assert_eq!(docs[2].span.end, text.len());
-        // The same documents as `documents` reads (empty ones aside).
-        let plain = documents(text).unwrap();
-        let non_empty: Vec<_> = docs.iter().filter(|d| !d.value.is_null()).map(|d| &d.value).collect();
-        assert_eq!(plain.iter().map(|d| &d.value).collect::<Vec<_>>(), non_empty);
     }
 
     #[test]
@@ -748,9 +1072,173 @@ mod tests {
     }
 
     #[test]
+    fn helm_pieces_follow_split_manifests() {
+        fn texts(t: &str) -> Vec<&str> {
+            helm_pieces(t).into_iter().map(|(_, p)| p).collect()
+        }
+        assert_eq!(texts("a: 1\n---\nb: 2\n"), ["a: 1", "b: 2"]);
+        assert_eq!(texts("---\na: 1\n  \n---  \t\n\nb: 2"), ["a: 1", "b: 2"]);
+        // `\s*` after `---` eats the newline: a second `---` right after is text of the next piece.
+        assert_eq!(texts("---\n---\na"), ["---\na"]);
+        assert_eq!(texts("a: 1\n---b: 2"), ["a: 1", "b: 2"]);
+        assert_eq!(texts("a: 1\r---\rb: 2"), ["a: 1\r---\rb: 2"]);
+        assert_eq!(texts("--- {a: 1}\n--- |\n  x\n"), ["{a: 1}", "|\n  x"]);
+        assert!(texts(" \n\t").is_empty());
+        let t = "x: 0\n---\n  a: 1\n";
+        let (off, p) = helm_pieces(t)[1];
+        assert_eq!((&t[off..off + p.len()], p), ("a: 1", "a: 1"));
+    }
+
+    #[test]
+    fn manifests_helm_and_yaml_read_alike_are_accepted() {
+        for t in [
+            "a: 1\n---\nb: 2\n",
+            "---\t{a: 0}\n---\t\na: 1\n--- # c\nb: 2\n--- {c: 3}\n",
+            "a: |\n  x\n  ---\n---\n# only a comment\n---\nb: &x 1\nc: *x\n",
+            "a: 1\r\n---\r\nb: 2\r\n",
+            "\u{feff}a: 1\n---\nb: 2\n",
+            "a: 1\n...\n---\nb: 2\n",
+        ] {
+            let docs = manifest_documents(t).unwrap_or_else(|e| panic!("{t:?}: {e}"));
+            assert_eq!(docs.len(), documents(t).unwrap().len(), "{t:?}");
+        }
+        let docs = manifest_documents("x: 0\n---\n\n\nkind: Pod\n").unwrap();
+        assert_eq!(docs[1].line, 5);
+    }
+
+    #[test]
+    fn manifests_helm_and_yaml_read_differently_are_refused() {
+        for (t, line) in [
+            // `...` ends the first document: helm reads only it and ignores the rest, which YAML
+            // refuses (a document after `...` needs its own `---`).
+            ("a: 1\n...\nkind: Pod\n", 3),
+            // ... or reads as a second document.
+            ("a: 1\n...\r---\rkind: Pod\n", 4),
+            // CR line ends: one piece for helm, two documents for YAML.
+            ("a: 1\r---\rkind: Pod\r", 3),
+            ("a: 1\u{2028}---\u{2028}kind: Pod\n", 3),
+            // The directive is cut off from its document by helm's splitter.
+            ("%YAML 1.1\n---\na: 1\n", 1),
+            // helm trims a leading NBSP that YAML keeps in the key.
+            ("\u{a0}a: 1\n", 1),
+            // A byte order mark after the start: Go reads `\u{feff}# c` as text, libyaml as a comment.
+            ("a: 1\n\u{feff}# c\nb: 2\n", 2),
+            ("a: 1\n---\n\u{feff}b: 2\n", 3),
+            // `?` in a plain value of a flow collection: text for libyaml, a key for Go.
+            ("a: {b: x?y}\n", 1),
+            ("items: [a, b?c]\n", 1),
+            ("a:\n  - {k: v,\n     b?: 1}\n", 3),
+            // helm drops a leading BOM, then trims the NBSP after it; YAML keeps the NBSP.
+            ("\u{feff}\u{a0}c: 1\n", 1),
+            ("\u{feff}---x: 1\n---\na: 1\n", 1),
+            // `\/`: an escape for libyaml, an error for Go.
+            ("a: \"x\\/y\"\n", 1),
+            ("a: {\"k\\/\": 1}\n", 1),
+            // An empty first document hides the second from helm.
+            ("~\r---\rkind: Pod\r", 3),
+        ] {
+            let err = format!("{:#}", manifest_documents(t).unwrap_err());
+            assert!(err.contains(&format!("line {line}")), "{t:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn document_markers_are_every_form_libyaml_accepts() {
+        for l in [
+            "---",
+            "--- ",
+            "---\t",
+            "--- # c",
+            "--- {a: 1}",
+            "...",
+            "... # end",
+            "\u{feff}---",
+        ] {
+            assert!(is_document_marker(l), "{l:?}");
+        }
+        for l in ["---x", " ---", "----", "..x", "-- -", "a: ---"] {
+            assert!(!is_document_marker(l), "{l:?}");
+        }
+    }
+
+    #[test]
+    fn a_document_over_the_size_limit_stops_the_parse() {
+        let big = format!("a: 1\n---\nitems:\n- \"{}\"\n- x\n", "x".repeat(MAX_DOCUMENT));
+        let err = format!("{}", documents(&big).unwrap_err());
+        assert!(
+            err.contains("starts at line 2") && err.contains("MiB limit for one document"),
+            "{err}"
+        );
+        // The limit is per document: two documents of two thirds of it each are read.
+        let part = format!("---\nitems:\n- \"{}\"\n", "x".repeat(MAX_DOCUMENT / 3 * 2));
+        assert_eq!(documents(&part.repeat(2)).unwrap().len(), 2);
+    }
+
+    #[test]
+    fn reading_stops_at_the_limit() {
+        struct Endless(u64);
+        impl std::io::Read for Endless {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                buf.fill(b'a');
+                self.0 += buf.len() as u64;
+                Ok(buf.len())
+            }
+        }
+        let mut src = Endless(0);
+        let err = read_bounded(&mut src, 1000, "standard input").unwrap_err();
+        assert!(format!("{err}").contains("more than 1000 bytes"), "{err}");
+        assert!(src.0 < 100_000, "read {} bytes", src.0);
+        assert_eq!(read_bounded(&b"a: 1\n"[..], 1000, "x").unwrap(), "a: 1\n");
+        assert!(read_bounded(&b"\xff"[..], 1000, "x").is_err());
+    }
+
+    #[test]
+    fn aliased_strings_are_bounded_by_bytes() {
+        let t = format!("a: &a \"{}\"\nb: [{}]\n", "x".repeat(1 << 20), "*a, ".repeat(100));
+        let err = format!("{}", documents(&t).unwrap_err());
+        assert!(err.contains("MiB of strings"), "{err}");
+    }
+
+    #[test]
+    fn errors_never_echo_key_material() {
+        let key = format!("-----BEGIN RSA PRIVATE KEY-----MIIEowIBAAKCAQEA{}", "Qx9".repeat(1700));
+        for t in [
+            format!("a: !!int {key}\n"),
+            format!("a: *{}\n", "MIIEowIBAAKCAQEAx9Q".repeat(300)),
+            format!("a: !!{} [1]\n", "MIIEowIBAAKCAQEAx9Q".repeat(300)),
+            format!("a: 1\n---{key}\n"),
+        ] {
+            let err = format!("{:#}", manifest_documents(&t).unwrap_err());
+            assert!(!err.contains("MIIE") && !err.contains("BEGIN"), "{err}");
+            assert!(err.len() < 600, "{}", err.len());
+        }
+    }
+
+    #[test]
     fn list_items_keep_their_lines() {
         let docs = documents("kind: List\nitems:\n- kind: A\n  x: 1\n- kind: B\n").unwrap();
         assert_eq!(docs[0].item_lines, vec![3, 5]);
+    }
+
+    #[test]
+    fn spanned_documents_keep_leading_comments_and_empty_documents() {
+        // Byte offsets, not characters: the `é` before counts two bytes.
+        let text =
+            "---\n#  Source: /a/é\n\nx: |-\n  a\n  ---\n  #  Source: no\n---\n# only\n---\n#  Source: /b\nz: 1\n";
+        let docs = spanned_documents(text).unwrap();
+        assert_eq!(docs.len(), 3);
+        assert_eq!(&text[docs[0].head.clone()], "---\n#  Source: /a/é\n\n");
+        assert_eq!(docs[0].value["x"], "a\n---\n#  Source: no");
+        assert!(text[docs[0].span.clone()].ends_with("#  Source: no\n"));
+        assert!(docs[1].value.is_null());
+        assert!(text[docs[1].span.clone()].contains("# only"));
+        assert_eq!(&text[docs[2].head.clone()], "---\n#  Source: /b\n");
+        assert_eq!(docs[2].value["z"], 1);
+        assert_eq!(docs[2].span.end, text.len());
+        // The same documents as `documents` reads (empty ones aside).
+        let plain = documents(text).unwrap();
+        let non_empty: Vec<_> = docs.iter().filter(|d| !d.value.is_null()).map(|d| &d.value).collect();
+        assert_eq!(plain.iter().map(|d| &d.value).collect::<Vec<_>>(), non_empty);
     }
 
     #[test]

@@ -94,13 +94,29 @@ fn a_line_helm_splits_at_but_yaml_does_not_is_exit_2() {
 #[test]
 fn every_yaml_line_break_ends_a_line() {
     for br in ["\r", "\r\n", "\u{85}", "\u{2028}", "\u{2029}"] {
-        let text = format!(
-            "apiVersion: v1{br}kind: ConfigMap{br}metadata: {{name: a, namespace: x}}{br}---{br}# c{br}apiVersion: v1{br}kind: Pod{br}metadata:{br}  name: p{br}  namespace: x{br}spec:{br}  containers:{br}  - name: c{br}    image: registry.example.com/i:1.0{br}    args: [--quic-insecure]{br}"
+        let pod = format!(
+            "# c{br}apiVersion: v1{br}kind: Pod{br}metadata:{br}  name: p{br}  namespace: x{br}spec:{br}  containers:{br}  - name: c{br}    image: registry.example.com/i:1.0{br}    args: [--quic-insecure]{br}"
         );
-        let r = check_text("cr.yaml", text.as_bytes(), &[]);
+        let r = check_text("cr.yaml", pod.as_bytes(), &[]);
         assert_eq!(r.code, 1, "{br:?}: {}", r.stderr);
-        assert_eq!(finding(&r, "insecure-flag")["source"]["line"], 15, "{br:?}");
-        assert_eq!(r.report.as_ref().unwrap()["summary"]["objects"], 2, "{br:?}");
+        assert_eq!(finding(&r, "insecure-flag")["source"]["line"], 11, "{br:?}");
+        // Two documents: helm cuts rendered manifests only at `\n---`, so after any other break
+        // it reads the first document alone (`sigs.k8s.io/yaml` ignores the rest) where a YAML
+        // parser reads both. Neither reading is judged: exit 2 at the hidden document's line.
+        let text = format!("apiVersion: v1{br}kind: ConfigMap{br}metadata: {{name: a, namespace: x}}{br}---{br}{pod}");
+        let r = check_text("cr.yaml", text.as_bytes(), &[]);
+        if br == "\r\n" {
+            assert_eq!(r.code, 1, "{br:?}: {}", r.stderr);
+            assert_eq!(finding(&r, "insecure-flag")["source"]["line"], 15, "{br:?}");
+            assert_eq!(r.report.as_ref().unwrap()["summary"]["objects"], 2, "{br:?}");
+        } else {
+            assert_eq!(r.code, 2, "{br:?}: {}", r.stderr);
+            assert!(
+                r.stderr.contains("line 6") && r.stderr.contains("helm does not see"),
+                "{br:?}: {}",
+                r.stderr
+            );
+        }
     }
 }
 
@@ -216,4 +232,94 @@ fn a_panic_is_exit_2_with_a_message() {
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("internal error"), "{}", r.stderr);
+}
+
+#[test]
+fn a_document_over_the_size_limit_is_exit_2() {
+    // One ConfigMap of 9 MiB: larger than any object the API server stores.
+    let text = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: a, namespace: x}}\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: big, namespace: x}}\ndata:\n  k: \"{}\"\n",
+        "x".repeat(9 << 20)
+    );
+    let r = check_text("big.yaml", text.as_bytes(), &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("big.yaml")
+            && r.stderr.contains("starts at line 4")
+            && r.stderr.contains("8 MiB limit for one document"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.len() < 2000, "{}", r.stderr.len());
+}
+
+#[test]
+fn standard_input_over_the_limit_is_refused_without_being_read_whole() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .current_dir(d.path())
+        .args(["check", "--manifests", "-", "--format", "json"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    // An endless stream (10 GB would do the same): a comment line repeated until the reader stops.
+    let writer = std::thread::spawn(move || {
+        let line = [b"# padding\n".as_slice(); 6554].concat();
+        let mut sent: u64 = 0;
+        while stdin.write_all(&line).is_ok() {
+            sent += line.len() as u64;
+            if sent > 4 << 30 {
+                break;
+            }
+        }
+        sent
+    });
+    let out = child.wait_with_output().unwrap();
+    let sent = writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("standard input") && stderr.contains("more than 512 MiB"),
+        "{stderr}"
+    );
+    // It stopped at the limit (plus what the pipe holds), not at the end of the stream.
+    let limit = nvcf_validate::yaml::MAX_INPUT as u64;
+    assert!(sent < limit + (8 << 20), "{sent} bytes were written");
+}
+
+#[test]
+fn errors_quote_no_key_and_at_most_a_capped_excerpt() {
+    let key = "-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIBMHcCAQEEIBMHcCAQEEIBMHcCAQEEIBMHcCAQEEIB\\n-----END EC PRIVATE KEY-----";
+    let long = format!("v{}", "0".repeat(5000));
+    let cases = [
+        // A value that cannot be decoded as its tag says.
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: !!int \"{key}\", namespace: x}}\n"),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: !!int \"{long}\", namespace: x}}\n"),
+        // An anchor that was never defined, named by a key or a 5 KB name.
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: *MHcCAQEEIBMHcCAQEEIBMHcCAQEEIBMHcCAQEEIB, namespace: x}\n"
+            .to_string(),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: *{long}, namespace: x}}\n"),
+        // A line helm starts a manifest at.
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: a, namespace: x}}\n---{}\n",
+            key.replace("\\n", "")
+        ),
+        format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: a, namespace: x}}\n---{long}\n"),
+    ];
+    for text in &cases {
+        let r = check_text("e.yaml", text.as_bytes(), &[]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains("e.yaml"), "{}", r.stderr);
+        assert!(
+            !r.stderr.contains("MHcC") && !r.stderr.contains("BEGIN"),
+            "{}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains(&"0".repeat(200)), "{}", r.stderr);
+        assert!(r.stderr.len() < 1500, "{} bytes: {}", r.stderr.len(), r.stderr);
+    }
 }

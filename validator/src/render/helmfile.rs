@@ -5,7 +5,10 @@
 //! 2. `helmfile template --output-dir` for the local charts, one directory per state file and
 //!    release so each object knows its release.
 //! 3. Remote charts are pulled (or taken from `--chart-mirror`), checked against the lock's
-//!    sha256 and rendered with `helm template <tarball>` and the values helmfile computed.
+//!    sha256 and rendered with `helm template <tarball> --output-dir` and the values helmfile
+//!    computed: helm writes one file per template, exactly as for the local charts, and both are
+//!    read by the same code (never by cutting helm's stdout at its `# Source:` comments, which a
+//!    template can forge).
 
 use super::manifests::{objects_of, parse_rendered_file, RenderedDoc, TemplateLines};
 use super::{MirrorCheck, ReleaseStatus};
@@ -364,7 +367,8 @@ pub fn render_env(
     for round in 0..=MAX_TEMPLATE_RETRIES {
         let Err(e) = &template_res else { break };
         let why = crate::stack::failure::explain_template(&format!("{e:#}"), inputs, environment);
-        let msg = why.message.clone();
+        // Tool errors quote templates and values: shown only through `redact::tool_output`.
+        let msg = crate::redact::tool_output(&why.message);
         // A release helmfile names without a namespace is one without a namespace, or (when
         // helmfile just does not say, as for `helm dependency build`) every release of that name.
         let named = |r: &&Release| {
@@ -401,43 +405,37 @@ pub fn render_env(
         out_dir = work.path().join(format!("out-{round}"));
         template_res = template(tools, entry, environment, &out_dir, &selection, skip_deps);
     }
+    // Every file helm wrote for this environment, together, is bounded like any other input.
+    let mut budget = crate::yaml::MAX_INPUT;
     let mut docs = Vec::new();
-    let mut counts: HashMap<(String, String), usize> = HashMap::new();
+    let mut counts = Counts::new();
     if render_error.is_none() && any_helmfile && !selection.is_empty() {
         let sha_of_state: HashMap<String, String> = state
             .state_files
             .iter()
             .map(|f| (abs_sha8(&root.join(f)), f.clone()))
             .collect();
-        collect_output(
-            &out_dir,
-            root,
-            environment,
-            &state,
-            &sha_of_state,
-            &mut docs,
-            &mut counts,
-        )?;
+        (docs, counts) = collect_output(&out_dir, root, environment, &state, &sha_of_state, &mut budget)?;
     }
-    // Mirror renders.
+    // Mirror and online renders of remote charts: one output directory per release.
     for (r, p) in state.releases.iter().zip(&plans) {
         if let Plan::Mirror { tarball, .. } = p {
             match helm_template_tarball(tools, r, tarball, work.path()) {
-                Ok(text) => {
-                    for (inner, chunk) in split_by_source(&text) {
-                        let n = push_docs(&chunk, &inner, None, environment, r, &mut docs)?;
+                Ok(dir) => {
+                    for (inner, text) in rendered_files(&dir, &mut budget)? {
+                        let n = push_docs(&text, &inner, None, environment, r, &mut docs)?;
                         *counts.entry((r.namespace.clone(), r.name.clone())).or_default() += n;
                     }
                 }
                 Err(e) => failed.push((
                     r.id(),
                     format!(
-                        "release {}: helm cannot render the mirror's chart {} {} ({}): {e:#}",
+                        "release {}: helm cannot render the mirror's chart {} {} ({}): ",
                         r.id(),
                         r.chart,
                         r.version.as_deref().unwrap_or("(no version)"),
                         tarball.display()
-                    ),
+                    ) + &crate::redact::tool_output(&format!("{e:#}")),
                 )),
             }
         }
@@ -537,6 +535,9 @@ fn template(
     run(&mut cmd, &what).map(|_| ())
 }
 
+/// Objects rendered per release (namespace, name).
+type Counts = HashMap<(String, String), usize>;
+
 /// Walk `<out>/<sha8>/<ns>__<name>/<chart>/templates/...` and collect documents.
 fn collect_output(
     out: &Path,
@@ -544,9 +545,10 @@ fn collect_output(
     environment: &str,
     state: &EnvState,
     sha_of_state: &HashMap<String, String>,
-    docs: &mut Vec<RenderedDoc>,
-    counts: &mut HashMap<(String, String), usize>,
-) -> Result<()> {
+    budget: &mut usize,
+) -> Result<(Vec<RenderedDoc>, Counts)> {
+    let mut docs = Vec::new();
+    let mut counts = Counts::new();
     // helmfile was asked to render releases: a missing or unreadable output directory means it
     // wrote nothing we can read, never "no objects".
     let shas = std::fs::read_dir(out).with_context(|| {
@@ -590,32 +592,18 @@ fn collect_output(
                     if ns.is_empty() { "(no namespace)" } else { ns }
                 )
             };
-            let mut files: Vec<PathBuf> = walkdir::WalkDir::new(rel_dir.path())
-                .sort_by_file_name()
-                .into_iter()
-                .filter_map(|e| e.ok())
-                .filter(|e| e.file_type().is_file())
-                .map(|e| e.path().to_path_buf())
-                .collect();
-            files.sort();
             let local = match &release.chart_ref {
                 ChartRef::Local { path } => Some(root.join(path)),
                 _ => None,
             };
             let mut n = 0;
-            for f in files {
-                let inner = f
-                    .strip_prefix(rel_dir.path())
-                    .unwrap_or(&f)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                let text = std::fs::read_to_string(&f).with_context(|| format!("reading rendered {}", f.display()))?;
-                n += push_docs(&text, &inner, local.as_deref(), environment, release, docs)?;
+            for (inner, text) in rendered_files(&rel_dir.path(), budget)? {
+                n += push_docs(&text, &inner, local.as_deref(), environment, release, &mut docs)?;
             }
             *counts.entry((release.namespace.clone(), name.to_string())).or_default() += n;
         }
     }
-    Ok(())
+    Ok((docs, counts))
 }
 
 /// Add the documents of one rendered template file. `inner` is `<chart>/templates/x.yaml`;
@@ -678,14 +666,23 @@ fn push_docs(
     Ok(n)
 }
 
-fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path) -> Result<String> {
-    let mut cmd = tools.helm();
+/// `helm template` of a remote chart's tarball into its own output directory (returned): helm
+/// writes each template to `<dir>/<chart>/templates/<file>`, as `helmfile template` does for the
+/// local charts.
+fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path) -> Result<PathBuf> {
+    // A sealed helm may write only beneath directories that exist when it starts.
+    let remote = work.join("remote");
+    std::fs::create_dir_all(&remote).with_context(|| format!("cannot create {}", remote.display()))?;
+    let out = remote.join(format!("{}__{}", r.namespace, r.name));
+    let mut cmd = tools.helm_writing(&[&remote]);
     cmd.arg("template")
         .arg(&r.name)
         .arg(tarball)
         .arg("--namespace")
         .arg(&r.namespace)
-        .arg("--include-crds");
+        .arg("--include-crds")
+        .arg("--output-dir")
+        .arg(&out);
     if r.values.as_object().is_some_and(|m| !m.is_empty()) {
         let vf = work.join(format!("{}__{}.values.json", r.namespace, r.name));
         std::fs::write(&vf, serde_json::to_vec(&r.values)?)?;
@@ -695,38 +692,36 @@ fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path
         cmd.arg("--set-json").arg(format!("{name}={value}"));
     }
     cmd.current_dir(work);
-    let out = run(
+    run(
         &mut cmd,
         &format!("helm template of {} from {}", r.id(), tarball.display()),
     )?;
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Ok(out)
 }
 
-/// Group `helm template` stdout by its `# Source:` headers, keeping document order per file.
-fn split_by_source(text: &str) -> Vec<(String, String)> {
-    let mut groups: Vec<(String, String)> = Vec::new();
-    let mut current: Option<usize> = None;
-    for line in text.lines() {
-        if let Some(src) = line.strip_prefix("# Source: ") {
-            let src = src.trim().to_string();
-            let idx = match groups.iter().position(|(s, _)| *s == src) {
-                Some(i) => i,
-                None => {
-                    groups.push((src, String::new()));
-                    groups.len() - 1
-                }
-            };
-            groups[idx].1.push_str("---\n");
-            current = Some(idx);
-            continue;
-        }
-        if line == "---" {
-            continue;
-        }
-        if let Some(i) = current {
-            groups[i].1.push_str(line);
-            groups[i].1.push('\n');
+/// Every file below a render output directory, sorted, as (path relative to `dir` with `/`
+/// separators, text). A chart that renders no template leaves no directory: no files. Each file
+/// is read within what is left of `budget` (bytes), never whole when it is larger.
+fn rendered_files(dir: &Path, budget: &mut usize) -> Result<Vec<(String, String)>> {
+    if !dir.exists() {
+        return Ok(Vec::new());
+    }
+    let mut files: Vec<PathBuf> = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let e = e.with_context(|| format!("cannot read the render output directory {}", dir.display()))?;
+        if e.file_type().is_file() {
+            files.push(e.path().to_path_buf());
         }
     }
-    groups
+    files.sort();
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        let inner = f.strip_prefix(dir).unwrap_or(&f).to_string_lossy().replace('\\', "/");
+        let what = format!("rendered {inner}");
+        let file = std::fs::File::open(&f).with_context(|| format!("cannot read rendered {}", f.display()))?;
+        let text = crate::yaml::read_bounded(file, *budget, &what)?;
+        *budget -= text.len();
+        out.push((inner, text));
+    }
+    Ok(out)
 }

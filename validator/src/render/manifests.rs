@@ -5,7 +5,6 @@ use crate::graph::Provenance;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::io::Read;
 use std::path::Path;
 
 /// One rendered document before it becomes an `Object`: the body, the namespace it falls back to
@@ -115,14 +114,23 @@ pub fn objects_with_lines(
 }
 
 /// Read `--manifests PATH|-`: a file, a directory (every `.yaml`/`.yml`/`.json` file below it,
-/// sorted), or standard input.
+/// sorted), or standard input. All of it together is bounded by `yaml::MAX_INPUT`, enforced while
+/// reading: a larger input is refused without being read whole.
 pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>> {
+    let mut budget = crate::yaml::MAX_INPUT;
+    // A regular file's size says at once whether it fits (a growing file or a FIFO is still cut
+    // off by the bounded reader).
+    let mut read = |r: &mut dyn std::io::Read, size: Option<u64>, what: &str| -> Result<String> {
+        if size.is_some_and(|n| n > budget as u64) {
+            return Err(crate::yaml::too_large(what, budget));
+        }
+        let text = crate::yaml::read_bounded(r, budget, what)?;
+        budget -= text.len();
+        Ok(text)
+    };
     let mut inputs: Vec<(String, String)> = Vec::new();
     if path == "-" {
-        let mut text = String::new();
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .context("reading manifests from standard input")?;
+        let text = read(&mut std::io::stdin().lock(), None, "--manifests - (standard input)")?;
         inputs.push(("<stdin>".into(), text));
     } else {
         let p = Path::new(path);
@@ -144,34 +152,47 @@ pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>>
                 bail!("--manifests {path}: the directory has no .yaml, .yml or .json files");
             }
             for f in files {
-                let text = std::fs::read_to_string(&f)
-                    .with_context(|| format!("cannot read manifest file {}", f.display()))?;
+                let mut file =
+                    std::fs::File::open(&f).with_context(|| format!("cannot read manifest file {}", f.display()))?;
+                let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                let text = read(&mut file, size, &format!("manifest file {}", f.display()))?;
                 inputs.push((f.display().to_string(), text));
             }
         } else {
-            let text = std::fs::read_to_string(p).with_context(|| format!("cannot read manifest file {path}"))?;
+            let mut file = std::fs::File::open(p).with_context(|| format!("cannot read manifest file {path}"))?;
+            let size = file.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+            let text = read(&mut file, size, &format!("manifest file {path}"))?;
             inputs.push((path.to_string(), text));
         }
     }
     let mut out = Vec::new();
     for (file, text) in inputs {
-        let docs = crate::yaml::manifest_documents(&text).with_context(|| format!("{file}: not valid YAML"))?;
-        let shared: std::sync::Arc<str> = text.as_str().into();
-        for d in docs {
-            for (body, line) in objects_with_lines(d.value, &d.item_lines, &file, d.index, d.line)? {
-                out.push(RenderedDoc {
-                    body,
-                    default_namespace: None,
-                    prov: Provenance {
-                        environment: environment.to_string(),
-                        file: Some(file.clone()),
-                        doc_index: d.index,
-                        line: Some(line),
-                        template_text: Some(shared.clone()),
-                        ..Provenance::default()
-                    },
-                });
-            }
+        out.extend(parse_manifests(&file, &text, environment)?);
+    }
+    Ok(out)
+}
+
+/// The objects of one `--manifests` text (`file` names it): its documents as helm and a YAML
+/// parser both read them (`yaml::manifest_documents`), `List`s expanded, every document a
+/// Kubernetes object. Namespaces are placed later, by the engine.
+pub fn parse_manifests(file: &str, text: &str, environment: &str) -> Result<Vec<RenderedDoc>> {
+    let docs = crate::yaml::manifest_documents(text).with_context(|| format!("{file}: not valid YAML"))?;
+    let shared: std::sync::Arc<str> = text.into();
+    let mut out = Vec::new();
+    for d in docs {
+        for (body, line) in objects_with_lines(d.value, &d.item_lines, file, d.index, d.line)? {
+            out.push(RenderedDoc {
+                body,
+                default_namespace: None,
+                prov: Provenance {
+                    environment: environment.to_string(),
+                    file: Some(file.to_string()),
+                    doc_index: d.index,
+                    line: Some(line),
+                    template_text: Some(shared.clone()),
+                    ..Provenance::default()
+                },
+            });
         }
     }
     Ok(out)

@@ -73,9 +73,15 @@ impl Tools {
     }
 
     pub fn helm(&self) -> Command {
+        self.helm_writing(&[])
+    }
+
+    /// A `helm` command that may also write beneath `output` (existing directories) when the run
+    /// is sealed, e.g. `helm template --output-dir`.
+    pub fn helm_writing(&self, output: &[&Path]) -> Command {
         let mut c = Command::new(&self.helm);
         c.envs(self.env.iter().map(|(k, v)| (k, v)));
-        self.confine(&mut c, &[]);
+        self.confine(&mut c, output);
         c
     }
 

@@ -20,7 +20,10 @@ pub struct Mark {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
     Plain,
+    /// Single-quoted.
     Quoted,
+    /// Double-quoted (escapes apply).
+    Double,
     Block,
 }
 
@@ -40,11 +43,15 @@ pub enum Kind {
     SequenceStart {
         tag: Option<String>,
         anchor: Option<String>,
+        /// Flow style (`[a, b]`) rather than block.
+        flow: bool,
     },
     SequenceEnd,
     MappingStart {
         tag: Option<String>,
         anchor: Option<String>,
+        /// Flow style (`{a: b}`) rather than block.
+        flow: bool,
     },
     MappingEnd,
 }
@@ -53,6 +60,8 @@ pub enum Kind {
 pub struct Event {
     pub kind: Kind,
     pub start: Mark,
+    /// Where the event's text ends (the byte after it).
+    pub end: Mark,
 }
 
 /// libyaml's complaint: what and where (0-based line as libyaml counts).
@@ -113,6 +122,7 @@ impl<'a> Parser<'a> {
             }
             let e = ev.as_mut_ptr();
             let start = mark((*e).start_mark);
+            let end = mark((*e).end_mark);
             let kind = match (*e).type_ {
                 unsafe_sys::YAML_STREAM_START_EVENT => Kind::StreamStart,
                 unsafe_sys::YAML_STREAM_END_EVENT => {
@@ -132,6 +142,7 @@ impl<'a> Parser<'a> {
                             unsafe_sys::YAML_LITERAL_SCALAR_STYLE | unsafe_sys::YAML_FOLDED_SCALAR_STYLE => {
                                 Style::Block
                             }
+                            unsafe_sys::YAML_DOUBLE_QUOTED_SCALAR_STYLE => Style::Double,
                             _ => Style::Quoted,
                         },
                         tag: cstr(s.tag),
@@ -141,11 +152,13 @@ impl<'a> Parser<'a> {
                 unsafe_sys::YAML_SEQUENCE_START_EVENT => Kind::SequenceStart {
                     tag: cstr((*e).data.sequence_start.tag),
                     anchor: cstr((*e).data.sequence_start.anchor),
+                    flow: (*e).data.sequence_start.style == unsafe_sys::YAML_FLOW_SEQUENCE_STYLE,
                 },
                 unsafe_sys::YAML_SEQUENCE_END_EVENT => Kind::SequenceEnd,
                 unsafe_sys::YAML_MAPPING_START_EVENT => Kind::MappingStart {
                     tag: cstr((*e).data.mapping_start.tag),
                     anchor: cstr((*e).data.mapping_start.anchor),
+                    flow: (*e).data.mapping_start.style == unsafe_sys::YAML_FLOW_MAPPING_STYLE,
                 },
                 unsafe_sys::YAML_MAPPING_END_EVENT => Kind::MappingEnd,
                 _ => {
@@ -158,7 +171,7 @@ impl<'a> Parser<'a> {
                 }
             };
             unsafe_sys::yaml_event_delete(e);
-            Some(Ok(Event { kind, start }))
+            Some(Ok(Event { kind, start, end }))
         }
     }
 }

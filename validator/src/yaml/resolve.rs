@@ -31,8 +31,10 @@ pub fn scalar(text: &str, plain: bool, tag: Option<&str>) -> Result<Value, Strin
 fn decode(text: &str, plain: bool, tag: Option<&str>) -> Result<Scalar, String> {
     let tag = match tag {
         None if !plain => return Ok(Scalar::Str(text.to_string())),
-        None | Some("!") if plain => "",
-        None | Some("!") => return Ok(Scalar::Str(text.to_string())),
+        None => "",
+        // The non-specific tag `!` is not one yaml.v2 resolves: the text stays a string (`! 12`
+        // is "12", a bare `!` is ""). Found by the fuzzer's differential oracle.
+        Some("!") => return Ok(Scalar::Str(text.to_string())),
         Some(t) => t,
     };
     if tag == BINARY {
@@ -58,8 +60,9 @@ fn decode(text: &str, plain: bool, tag: Option<&str>) -> Result<Scalar, String> 
     }
 }
 
+/// A scalar quoted in an error: capped, and never key or token material (`redact::excerpt`).
 fn short(s: &str) -> String {
-    s.chars().take(40).collect()
+    crate::redact::excerpt(s, 40)
 }
 
 fn resolve(text: &str, tag: &str) -> Scalar {
@@ -234,7 +237,28 @@ fn decode_binary(text: &str) -> Result<String, String> {
     // Go's base64.StdEncoding ignores CR and LF only.
     let clean: Vec<u8> = text.bytes().filter(|&b| b != b'\n' && b != b'\r').collect();
     let bytes = base64_std(&clean).ok_or_else(|| "!!binary value contains invalid base64 data".to_string())?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+    Ok(go_lossy_utf8(&bytes))
+}
+
+/// Bytes as Go's `encoding/json` writes a string holding them: every byte that does not start a
+/// valid UTF-8 sequence becomes one U+FFFD (Rust's `from_utf8_lossy` folds a broken sequence into
+/// one; the fuzzer's oracle found the difference on a `!!binary` key).
+fn go_lossy_utf8(mut bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (good, rest) = bytes.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(good).expect("valid up to here"));
+                out.push('\u{fffd}');
+                bytes = &rest[1..];
+            }
+        }
+    }
 }
 
 fn base64_std(input: &[u8]) -> Option<Vec<u8>> {
@@ -455,7 +479,17 @@ mod tests {
     }
 
     #[test]
+    fn the_non_specific_tag_keeps_text() {
+        assert_eq!(scalar("12", true, Some("!")).unwrap(), Value::from("12"));
+        assert_eq!(scalar("", true, Some("!")).unwrap(), Value::from(""));
+        assert_eq!(scalar_key("yes", true, Some("!")).unwrap(), "yes");
+    }
+
+    #[test]
     fn binary_is_decoded() {
+        // Go replaces every invalid byte, not every broken sequence.
+        assert_eq!(go_lossy_utf8(b"a\xe2\x80b\xff"), "a\u{fffd}\u{fffd}b\u{fffd}");
+        assert_eq!(go_lossy_utf8("é".as_bytes()), "é");
         assert_eq!(scalar("aGVs\nbG8=", false, Some(BINARY)).unwrap(), Value::from("hello"));
         assert!(scalar("a b", false, Some(BINARY)).is_err());
     }

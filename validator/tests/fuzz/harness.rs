@@ -5,12 +5,11 @@
 //! (`fuzz/main.rs`).
 #![allow(dead_code)]
 
-use nvcf_validate::graph::{Graph, Object, Provenance};
 use nvcf_validate::policy::Policy;
-use nvcf_validate::render::manifests::objects_with_lines;
 use nvcf_validate::rules::{self, Ctx, Scope};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub struct Rng(u64);
@@ -230,35 +229,19 @@ pub fn targets(repo: &Path) -> Vec<Target> {
     ]
 }
 
-/// Rendered manifests as `--manifests` reads them, then every object rule over the graph.
+/// Rendered manifests exactly as `check --manifests` reads and judges them: the production
+/// reader (`parse_manifests`: `yaml::manifest_documents`, lists expanded, identities required),
+/// the production graph (`engine::manifests_graph`: `--namespace default`, scopes from the
+/// built-in table and the input's CRDs), then every object rule.
 pub fn run_manifests(input: &[u8], _: &Path) {
     let Ok(text) = std::str::from_utf8(input) else { return };
-    let Ok(docs) = nvcf_validate::yaml::documents(text) else {
+    let Ok(docs) = nvcf_validate::render::manifests::parse_manifests("fuzz.yaml", text, "") else {
         return;
     };
-    let shared: std::sync::Arc<str> = text.into();
-    let mut objects = Vec::new();
-    for d in docs {
-        let Ok(items) = objects_with_lines(d.value, &d.item_lines, "fuzz.yaml", d.index, d.line) else {
-            return;
-        };
-        for (body, line) in items {
-            let prov = Provenance {
-                environment: "fuzz".into(),
-                file: Some("fuzz.yaml".into()),
-                doc_index: d.index,
-                line: Some(line),
-                template_text: Some(shared.clone()),
-                ..Provenance::default()
-            };
-            objects.extend(Object::from_value(body, Some("default"), prov));
-        }
-    }
     let policy = Policy::default();
-    let mut g = Graph::new("fuzz", objects);
-    policy.add_externals(&mut g);
+    let g = nvcf_validate::engine::manifests_graph(docs, "default", &policy);
     let ctx = Ctx {
-        environment: "fuzz",
+        environment: "",
         stack: None,
         state: None,
         graph: &g,
@@ -306,14 +289,53 @@ pub fn run_pem(input: &[u8], _: &Path) {
 pub struct Stats {
     pub execs: u64,
     pub panics: u64,
+    /// Inputs that ran longer than the watchdog's limit (counted as timeouts, never waited for).
     pub slow: u64,
     pub slowest: Duration,
     pub first_panic: Option<Vec<u8>>,
+    /// Where each panicking or timing-out input was saved, with its execution number.
+    pub saved: Vec<String>,
 }
 
-/// Run `target` for `execs` executions or until `deadline`, whichever comes first. Inputs taking
-/// longer than `slow` are counted (a timeout in the issue's terms).
+/// An input for the worker, and where its verdict goes.
+type Job = (Vec<u8>, mpsc::Sender<bool>);
+
+/// A thread that runs inputs of one target, each under `catch_unwind` (true: it panicked).
+fn worker(run: fn(&[u8], &Path), scratch: PathBuf) -> mpsc::Sender<Job> {
+    let (tx, rx) = mpsc::channel::<Job>();
+    std::thread::Builder::new()
+        .name("fuzz-worker".into())
+        .stack_size(64 << 20)
+        .spawn(move || {
+            for (input, done) in rx {
+                let r = catch_unwind(AssertUnwindSafe(|| run(&input, &scratch)));
+                let _ = done.send(r.is_err());
+            }
+        })
+        .expect("spawn the fuzz worker");
+    tx
+}
+
+/// Run `target` for `execs` executions or until `deadline`, whichever comes first. Each input
+/// runs on a worker thread under a watchdog: one that takes longer than `slow` is counted as a
+/// timeout, saved (with the run's seed and its execution number) under `save_dir`, and left
+/// behind on its own thread while a fresh worker takes the next input, so a hanging input can
+/// never hang the run. After `MAX_HUNG` such inputs the target stops.
 pub fn fuzz(target: &Target, seed: u64, execs: u64, deadline: Instant, slow: Duration, scratch: &Path) -> Stats {
+    fuzz_saving(target, seed, execs, deadline, slow, scratch, None)
+}
+
+const MAX_HUNG: u64 = 8;
+
+pub fn fuzz_saving(
+    target: &Target,
+    seed: u64,
+    execs: u64,
+    deadline: Instant,
+    slow: Duration,
+    scratch: &Path,
+    save_dir: Option<&Path>,
+) -> Stats {
     let mut rng = Rng::new(seed ^ (target.name.len() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
     let mut st = Stats::default();
     let mut pool: Vec<Vec<u8>> = target.seeds.clone();
@@ -322,7 +344,21 @@ pub fn fuzz(target: &Target, seed: u64, execs: u64, deadline: Instant, slow: Dur
     }
     let prev = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    while st.execs < execs && Instant::now() < deadline {
+    let mut jobs = worker(target.run, scratch.to_path_buf());
+    let save = |st: &mut Stats, what: &str, input: &[u8]| {
+        if st.saved.len() >= 20 {
+            return;
+        }
+        let name = format!("{}-{what}-seed{seed:#x}-exec{}.bin", target.name, st.execs);
+        let shown = match save_dir {
+            Some(d) if std::fs::create_dir_all(d).is_ok() && std::fs::write(d.join(&name), input).is_ok() => {
+                d.join(&name).display().to_string()
+            }
+            _ => format!("{name} (not saved)"),
+        };
+        st.saved.push(shown);
+    };
+    while st.execs < execs && Instant::now() < deadline && st.slow < MAX_HUNG {
         let base = if rng.below(8) == 0 {
             target
                 .seeds
@@ -334,16 +370,28 @@ pub fn fuzz(target: &Target, seed: u64, execs: u64, deadline: Instant, slow: Dur
         };
         let input = mutate(&mut rng, &target.seeds, &base);
         let start = Instant::now();
-        let r = catch_unwind(AssertUnwindSafe(|| (target.run)(&input, scratch)));
-        let took = start.elapsed();
-        st.execs += 1;
-        st.slowest = st.slowest.max(took);
-        if took > slow {
-            st.slow += 1;
+        let (done_tx, done_rx) = mpsc::channel();
+        if jobs.send((input.clone(), done_tx)).is_err() {
+            jobs = worker(target.run, scratch.to_path_buf());
+            continue;
         }
-        if r.is_err() {
-            st.panics += 1;
-            st.first_panic.get_or_insert_with(|| input.clone());
+        st.execs += 1;
+        match done_rx.recv_timeout(slow) {
+            Ok(panicked) => {
+                st.slowest = st.slowest.max(start.elapsed());
+                if panicked {
+                    st.panics += 1;
+                    st.first_panic.get_or_insert_with(|| input.clone());
+                    save(&mut st, "panic", &input);
+                }
+            }
+            Err(_) => {
+                // Over the limit: a timeout. The worker keeps it; a new one takes over.
+                st.slow += 1;
+                st.slowest = st.slowest.max(start.elapsed());
+                save(&mut st, "timeout", &input);
+                jobs = worker(target.run, scratch.to_path_buf());
+            }
         }
         // Keep a bounded pool of recent inputs so mutations stack up.
         if pool.len() < 256 {
@@ -353,6 +401,66 @@ pub fn fuzz(target: &Target, seed: u64, execs: u64, deadline: Instant, slow: Dur
             pool[i] = input;
         }
     }
+    drop(jobs);
     std::panic::set_hook(prev);
     st
+}
+
+/// `n` mutated manifests (one round of `mutate`, so most stay YAML; valid UTF-8, as helm reads
+/// chart files as text), named for the oracle.
+pub fn mutated_manifests(t: &Target, seed: u64, n: usize) -> Vec<(String, Vec<u8>)> {
+    let mut rng = Rng::new(seed ^ 0xd1ff);
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let base = &t.seeds[rng.below(t.seeds.len())];
+        let m = if rng.below(3) == 0 {
+            mutate(&mut rng, &t.seeds, base)
+        } else {
+            boundary_mutate(&mut rng, base)
+        };
+        let m = match String::from_utf8(m) {
+            Ok(s) => s.into_bytes(),
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned().into_bytes(),
+        };
+        out.push((format!("{:06}.yaml", out.len()), m));
+    }
+    out
+}
+
+/// Document-boundary shapes at line starts (where they change how documents are cut).
+const BOUNDARIES: &[&str] = &[
+    "---\n",
+    "--- \n",
+    "---\t\n",
+    "---  # c\n",
+    "...\n",
+    "...\n---\n",
+    "# only a comment\n---\n",
+    "---\n---\n",
+    "---\r",
+    "\r---\r",
+    "--- |\n  x\n---\n",
+    "%YAML 1.1\n---\n",
+    "\u{feff}",
+    "\u{a0}",
+    "---\n  ",
+    "\r\n---\r\n",
+    "\u{2028}---\u{2028}",
+    "--- {a: 1}\n",
+    "---x: 1\n",
+    "\t",
+];
+
+/// One to three boundary shapes inserted at line starts of `input`.
+fn boundary_mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
+    let mut v = input.to_vec();
+    for _ in 0..1 + rng.below(3) {
+        let starts: Vec<usize> = std::iter::once(0)
+            .chain(v.iter().enumerate().filter(|(_, &b)| b == b'\n').map(|(i, _)| i + 1))
+            .collect();
+        let at = starts[rng.below(starts.len())];
+        let tok = BOUNDARIES[rng.below(BOUNDARIES.len())].as_bytes();
+        v.splice(at..at, tok.iter().copied());
+    }
+    v
 }
