@@ -16,34 +16,27 @@ fn push_forbidden(o: &mut String, c: char) {
 /// XML character data: `&`, `<`, `>` escaped, CR kept as `&#13;` (a raw CR would be read as
 /// LF), characters XML 1.0 forbids replaced by `[U+XXXX]`.
 pub fn xml_text(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '\r' => o.push_str("&#13;"),
-            c if xml_forbidden(c) => push_forbidden(&mut o, c),
-            c => o.push(c),
-        }
-    }
-    o
+    xml_escape(s, false)
 }
 
 /// An XML attribute value (double-quoted): also `"` and `'`, and TAB/LF/CR as references, which
 /// attribute-value normalisation would otherwise turn into spaces.
 pub fn xml_attr(s: &str) -> String {
+    xml_escape(s, true)
+}
+
+fn xml_escape(s: &str, attribute: bool) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
             '&' => o.push_str("&amp;"),
             '<' => o.push_str("&lt;"),
             '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            '\t' => o.push_str("&#9;"),
-            '\n' => o.push_str("&#10;"),
             '\r' => o.push_str("&#13;"),
+            '"' if attribute => o.push_str("&quot;"),
+            '\'' if attribute => o.push_str("&apos;"),
+            '\t' if attribute => o.push_str("&#9;"),
+            '\n' if attribute => o.push_str("&#10;"),
             c if xml_forbidden(c) => push_forbidden(&mut o, c),
             c => o.push(c),
         }
