@@ -16,7 +16,11 @@ use std::path::{Path, PathBuf};
 /// when there is none of them.
 pub fn default_file(dir: &Path) -> Option<PathBuf> {
     // What helmfile refuses to choose between: the directory itself, which `resolve_entry` refuses.
-    let here = if dir.as_os_str().is_empty() { Path::new(".") } else { dir };
+    let here = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     if entry_conflict(here).is_some() {
         return Some(here.to_path_buf());
     }
@@ -64,7 +68,10 @@ fn entry_conflict(dir: &Path) -> Option<String> {
     if !dir.is_dir() {
         return None;
     }
-    let (yaml, gotmpl) = (dir.join("helmfile.yaml").is_file(), dir.join("helmfile.yaml.gotmpl").is_file());
+    let (yaml, gotmpl) = (
+        dir.join("helmfile.yaml").is_file(),
+        dir.join("helmfile.yaml.gotmpl").is_file(),
+    );
     if yaml && gotmpl {
         return Some(
             "both helmfile.yaml and helmfile.yaml.gotmpl exist, and helmfile refuses to choose; remove one of them \

@@ -332,12 +332,24 @@ mod tests {
         );
         assert_eq!(code, 0, "{err}");
         assert!(cwd.join("out/app/Chart.yaml").is_file());
-        let (code, _, _) = call(&front, cwd, &["--kube-context=lab", "repo", "add", "x", "https://x.example"]);
+        let (code, _, _) = call(
+            &front,
+            cwd,
+            &["--kube-context=lab", "repo", "add", "x", "https://x.example"],
+        );
         assert_eq!(code, 0);
         let (code, _, _) = call(
             &front,
             cwd,
-            &["-n", "apps", "template", "ingress", "ingress/ingress-nginx", "--version", "4.11.1"],
+            &[
+                "-n",
+                "apps",
+                "template",
+                "ingress",
+                "ingress/ingress-nginx",
+                "--version",
+                "4.11.1",
+            ],
         );
         assert_eq!(code, 1);
         assert!(
