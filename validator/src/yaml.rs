@@ -112,17 +112,9 @@ fn read_stream_with(
             Kind::StreamStart => {}
             Kind::StreamEnd => break,
             Kind::DocumentStart => {
-                b.anchors.clear();
-                b.doc_start = Some(ev.start);
-                let first = b.next()?;
-                let line = first.start.line + 1 + line_base;
                 let mut item_lines = Vec::new();
-                let value = b.node(first, (!config).then_some(&mut item_lines))?;
-                match b.next()?.kind {
-                    Kind::DocumentEnd => {}
-                    other => bail!("YAML document {index}: unexpected {other:?} at its end"),
-                }
-                b.doc_start = None;
+                let (first, value, _) = b.document(ev.start, index, (!config).then_some(&mut item_lines))?;
+                let line = first.line + 1 + line_base;
                 let lines = b.lines.as_mut().map(std::mem::take).unwrap_or_default();
                 if !value.is_null() {
                     let is_list = value
@@ -270,15 +262,9 @@ pub fn spanned_documents(text: &str) -> Result<Vec<SpannedDoc>> {
             Kind::StreamStart => {}
             Kind::StreamEnd => break,
             Kind::DocumentStart => {
-                b.anchors.clear();
-                let first = b.next()?;
-                let content = first.start.index.clamp(prev_end, text.len());
-                let value = b.node(first, None)?;
-                let end = b.next()?;
-                if !matches!(end.kind, Kind::DocumentEnd) {
-                    bail!("YAML document {}: unexpected {:?} at its end", docs.len(), end.kind);
-                }
-                let end = end.start.index.clamp(content, text.len());
+                let (first, value, end) = b.document(ev.start, docs.len(), None)?;
+                let content = first.index.clamp(prev_end, text.len());
+                let end = end.index.clamp(content, text.len());
                 docs.push(SpannedDoc {
                     value,
                     span: prev_end..end,
@@ -579,6 +565,28 @@ impl<'a> Builder<'a> {
             lines: config.then(HashMap::new),
             path: String::new(),
         }
+    }
+
+    /// The document after its `DocumentStart` (at `start`; `index` names it in messages): anchors
+    /// start afresh and the `MAX_DOCUMENT` limit applies while it is parsed. Returns where its
+    /// first node starts, its value, and where its `DocumentEnd` starts.
+    fn document(
+        &mut self,
+        start: events::Mark,
+        index: usize,
+        item_lines: Option<&mut Vec<usize>>,
+    ) -> Result<(events::Mark, Value, events::Mark)> {
+        self.anchors.clear();
+        self.doc_start = Some(start);
+        let first = self.next()?;
+        let first_mark = first.start;
+        let value = self.node(first, item_lines)?;
+        let end = self.next()?;
+        self.doc_start = None;
+        if !matches!(end.kind, Kind::DocumentEnd) {
+            bail!("YAML document {index}: unexpected {:?} at its end", end.kind);
+        }
+        Ok((first_mark, value, end.start))
     }
 
     fn next(&mut self) -> Result<events::Event> {
@@ -998,6 +1006,20 @@ mod tests {
             assert_eq!(lines(&text).len(), 5, "{br:?}");
             assert_eq!(lines(&text)[3], "kind: Pod", "{br:?}");
         }
+    }
+
+    #[test]
+    fn every_document_reader_enforces_the_document_limit() {
+        // `helmfile build` output is read with `spanned_documents`: the per-document limit holds
+        // there as in `documents`, and a document under it after a large one is still read.
+        let big = format!("# Source: a\nk: \"{}\"\n---\nb: 1\n", "x".repeat(MAX_DOCUMENT));
+        let e = spanned_documents(&big).unwrap_err().to_string();
+        assert!(e.contains("larger than the 8 MiB limit for one document"), "{e}");
+        assert!(documents(&big).is_err());
+        let ok = format!("k: \"{}\"\n---\nb: 1\n", "x".repeat(MAX_DOCUMENT / 2));
+        let docs = spanned_documents(&ok).unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[1].value, json!({"b": 1}));
     }
 
     #[test]
