@@ -66,6 +66,15 @@ fn write(p: &Path, text: &str) {
     std::fs::write(p, text).unwrap();
 }
 
+/// Local chart `a` under `<dir>/charts/a` with one template `templates/<file>`.
+fn chart_a(dir: &Path, file: &str, template: &str) {
+    write(
+        &dir.join("charts/a/Chart.yaml"),
+        "apiVersion: v2\nname: a\nversion: 0.1.0\n",
+    );
+    write(&dir.join("charts/a/templates").join(file), template);
+}
+
 /// A Blob holding an insecure container, then a column-0 `# Source:` comment and the head of a
 /// Pod, in ONE template document: helm (and every YAML parser) reads one Pod whose later keys
 /// win and whose `spec` is the Blob's, insecure container included.
@@ -187,14 +196,7 @@ fn a_template_with_cr_line_ends_is_judged_at_its_line() {
         "    args:",
         "    - --quic-insecure",
     ];
-    write(
-        &d.path().join("charts/a/Chart.yaml"),
-        "apiVersion: v2\nname: a\nversion: 0.1.0\n",
-    );
-    write(
-        &d.path().join("charts/a/templates/pod.yaml"),
-        &(lines.join("\r") + "\r"),
-    );
+    chart_a(d.path(), "pod.yaml", &(lines.join("\r") + "\r"));
     write(
         &d.path().join("helmfile.yaml"),
         "releases:\n- name: a\n  namespace: ns1\n  chart: ./charts/a\n",
@@ -224,12 +226,9 @@ fn a_template_run_that_writes_no_output_directory_is_exit_2() {
     // `helmfile template` does (it asks its own command line): the template run, asked for
     // release a in ns1, matches nothing and writes nothing. That is never "no objects".
     let d = tempfile::tempdir().unwrap();
-    write(
-        &d.path().join("charts/a/Chart.yaml"),
-        "apiVersion: v2\nname: a\nversion: 0.1.0\n",
-    );
-    write(
-        &d.path().join("charts/a/templates/cm.yaml"),
+    chart_a(
+        d.path(),
+        "cm.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n",
     );
     write(
@@ -254,15 +253,8 @@ fn render_errors_quote_no_key_and_are_capped() {
     let key = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBMHcCAQEEIBMHcCAQEEIBMHcCAQEEIBMHcCAQEEIB\n-----END EC PRIVATE KEY-----\n";
     for value in [key.to_string(), format!("v{}", "0".repeat(5000))] {
         let d = tempfile::tempdir().unwrap();
-        write(
-            &d.path().join("charts/a/Chart.yaml"),
-            "apiVersion: v2\nname: a\nversion: 0.1.0\n",
-        );
         // The template refuses its value, quoting it: helm's error holds the value.
-        write(
-            &d.path().join("charts/a/templates/cm.yaml"),
-            "{{ fail (printf \"bad value: %s\" .Values.v) }}\n",
-        );
+        chart_a(d.path(), "cm.yaml", "{{ fail (printf \"bad value: %s\" .Values.v) }}\n");
         write(
             &d.path().join("values.json"),
             &serde_json::json!({ "v": value }).to_string(),

@@ -76,6 +76,72 @@ pub struct Ctx<'a> {
     pub schemas: Option<&'a crate::schema::SchemaSet>,
 }
 
+impl Ctx<'_> {
+    /// Whether release `r` has rendered objects in this environment (its status says so, or
+    /// objects carry it): rules that judge a release's state values do so only when it has not.
+    pub fn release_rendered(&self, r: &crate::stack::Release) -> bool {
+        let id = r.id();
+        self.status.iter().any(|s| s.id() == id && s.rendered)
+            || self
+                .graph
+                .objects
+                .iter()
+                .any(|o| o.prov.release.as_deref() == Some(id.as_str()))
+    }
+}
+
+/// Every node of a value tree, depth first, with its path from `path` (object keys, `[i]` for
+/// array items; [`show_path`] prints it), at most `max_depth` levels below the root. `visit`
+/// returns whether to look inside the node. The one walk of the rules that search values.
+pub fn walk_values<'v>(
+    v: &'v serde_json::Value,
+    mut path: Vec<String>,
+    max_depth: usize,
+    visit: &mut dyn FnMut(&[String], &'v serde_json::Value) -> bool,
+) {
+    fn go<'v>(
+        v: &'v serde_json::Value,
+        path: &mut Vec<String>,
+        depth: usize,
+        max_depth: usize,
+        visit: &mut dyn FnMut(&[String], &'v serde_json::Value) -> bool,
+    ) {
+        if depth > max_depth || !visit(path, v) {
+            return;
+        }
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, c) in m {
+                    path.push(k.clone());
+                    go(c, path, depth + 1, max_depth, visit);
+                    path.pop();
+                }
+            }
+            serde_json::Value::Array(a) => {
+                for (i, c) in a.iter().enumerate() {
+                    path.push(format!("[{i}]"));
+                    go(c, path, depth + 1, max_depth, visit);
+                    path.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+    go(v, &mut path, 0, max_depth, visit);
+}
+
+/// `a.b[0].c` for messages, from a [`walk_values`] path.
+pub fn show_path(path: &[String]) -> String {
+    let mut s = String::new();
+    for p in path {
+        if !p.starts_with('[') && !s.is_empty() {
+            s.push('.');
+        }
+        s.push_str(p);
+    }
+    s
+}
+
 /// Every rule, in catalog order.
 pub fn registry() -> Vec<&'static Rule> {
     ownership::RULES

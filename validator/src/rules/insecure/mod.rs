@@ -16,7 +16,7 @@
 //! (scripts as simple commands, also used by `vault-token-static`) and in `switches` (truthiness,
 //! insecure switch names, HCL assignments) are shared by both rules.
 
-use super::{Ctx, Rule, Scope};
+use super::{show_path, walk_values, Ctx, Rule, Scope};
 use crate::finding::{Finding, Severity};
 use crate::graph::{Graph, Object};
 use crate::router;
@@ -369,22 +369,6 @@ fn is_http(url: &str) -> bool {
 
 fn is_https(url: &str) -> bool {
     url.trim().get(..8).is_some_and(|p| p.eq_ignore_ascii_case("https://"))
-}
-
-/// `a.b[0].c` for messages.
-fn show_path(path: &[String]) -> String {
-    let mut s = String::new();
-    for p in path {
-        if p.starts_with('[') {
-            s.push_str(p);
-        } else {
-            if !s.is_empty() {
-                s.push('.');
-            }
-            s.push_str(p);
-        }
-    }
-    s
 }
 
 fn short(v: &Value) -> String {

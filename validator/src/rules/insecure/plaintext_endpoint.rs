@@ -362,32 +362,23 @@ fn plaintext_dial(
     )
 }
 
-/// Leaves of a structured value, with their paths (`auth.endpoint`, `peers[0]`).
-fn leaves<'v>(v: &'v Value, path: &mut Vec<String>, depth: usize, out: &mut Vec<(String, &'v str)>) {
-    if depth > 32 {
-        return;
-    }
-    match v {
-        Value::String(s) => out.push((show_path(path), s)),
-        Value::Object(m) => {
-            for (k, c) in m {
-                if dial::is_listen_name(k) {
-                    continue;
-                }
-                path.push(k.clone());
-                leaves(c, path, depth + 1, out);
-                path.pop();
-            }
+/// String leaves of a structured value, with their paths (`auth.endpoint`, `peers[0]`); listen
+/// addresses are not dial addresses and are left out.
+fn leaves(v: &Value) -> Vec<(String, &str)> {
+    let mut out = Vec::new();
+    walk_values(v, Vec::new(), 32, &mut |path, node| {
+        if path
+            .last()
+            .is_some_and(|k| !k.starts_with('[') && dial::is_listen_name(k))
+        {
+            return false;
         }
-        Value::Array(a) => {
-            for (i, c) in a.iter().enumerate() {
-                path.push(format!("[{i}]"));
-                leaves(c, path, depth + 1, out);
-                path.pop();
-            }
+        if let Value::String(s) = node {
+            out.push((show_path(path), s.as_str()));
         }
-        _ => {}
-    }
+        true
+    });
+    out
 }
 
 /// `http://` words in free text (scripts, HCL, properties), comment lines skipped.
@@ -439,8 +430,7 @@ fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec<Finding> {
         }
         let doc = crate::yaml::value(text).ok().filter(|d| d.is_object() || d.is_array());
         if let Some(doc) = doc {
-            let mut found = Vec::new();
-            leaves(&doc, &mut Vec::new(), 0, &mut found);
+            let found = leaves(&doc);
             let mut seen: Vec<&str> = Vec::new();
             for (path, leaf) in found {
                 let what = format!("key `{key}` (`{path}`)");
@@ -786,12 +776,7 @@ fn plaintext_ingress(g: &Graph, ing: &Object, grpc_ports: &[u16]) -> Vec<Finding
 /// defaults disable TLS, so TLS must be visibly switched on in the values.
 fn openbao_values(ctx: &Ctx, r: &Release) -> Vec<Finding> {
     let id = r.id();
-    let rendered = ctx.status.iter().any(|s| s.id() == id && s.rendered)
-        || ctx
-            .graph
-            .objects
-            .iter()
-            .any(|o| o.prov.release.as_deref() == Some(id.as_str()));
+    let rendered = ctx.release_rendered(r);
     let values = effective_values(r);
     if rendered || (values.is_null() && r.set.is_empty()) {
         return Vec::new();

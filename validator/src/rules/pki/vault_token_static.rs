@@ -10,6 +10,7 @@
 
 use super::*;
 use crate::rules::insecure::{commands, container_finding, shell};
+use crate::rules::{show_path, walk_values};
 use crate::stack::Release;
 
 pub(super) const TOKEN: &str = "vault-token-static";
@@ -280,48 +281,21 @@ fn script_tokens(cmd: &shell::SimpleCommand) -> Vec<(String, String)> {
 
 /// `tokenSecretRef` anywhere in a tree (cert-manager Vault issuers, External Secrets Vault stores,
 /// chart values), with its path.
-fn token_secret_refs(v: &Value, path: &mut Vec<String>, depth: usize, out: &mut Vec<(String, Value)>) {
-    if depth > 64 {
-        return;
-    }
-    match v {
-        Value::Object(m) => {
-            for (k, child) in m {
-                path.push(k.clone());
-                if k == "tokenSecretRef" && !child.is_null() && !is_schema(child) {
-                    out.push((show_path(path), child.clone()));
-                } else {
-                    token_secret_refs(child, path, depth + 1, out);
-                }
-                path.pop();
-            }
+fn token_secret_refs(v: &Value, path: Vec<String>) -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    walk_values(v, path, 65, &mut |path, node| {
+        let found = path.last().is_some_and(|k| k == "tokenSecretRef") && !node.is_null() && !is_schema(node);
+        if found {
+            out.push((show_path(path), node.clone()));
         }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                path.push(format!("[{i}]"));
-                token_secret_refs(item, path, depth + 1, out);
-                path.pop();
-            }
-        }
-        _ => {}
-    }
+        !found
+    });
+    out
 }
 
 /// An OpenAPI schema of a field (`{type: object, properties: …}`), not a reference to a Secret.
 fn is_schema(v: &Value) -> bool {
     v.get("type").is_some_and(Value::is_string) && (v.get("properties").is_some() || v.get("description").is_some())
-}
-
-/// `a.b[0].c`.
-fn show_path(path: &[String]) -> String {
-    let mut s = String::new();
-    for p in path {
-        if !p.starts_with('[') && !s.is_empty() {
-            s.push('.');
-        }
-        s.push_str(p);
-    }
-    s
 }
 
 const HELP: &str =
@@ -431,9 +405,7 @@ pub(super) fn check_token(ctx: &Ctx) -> Vec<Finding> {
             continue;
         }
         let Some(spec) = obj.at("/spec") else { continue };
-        let mut refs = Vec::new();
-        token_secret_refs(spec, &mut vec!["spec".to_string()], 0, &mut refs);
-        for (path, r) in refs {
+        for (path, r) in token_secret_refs(spec, vec!["spec".to_string()]) {
             let secret = r.get("name").and_then(Value::as_str).unwrap_or("?");
             out.push(
                 Finding::object_at(
@@ -460,12 +432,7 @@ pub(super) fn check_token(ctx: &Ctx) -> Vec<Finding> {
 /// a `tokenSecretRef`, or a `BAO_TOKEN`/`VAULT_TOKEN` entry (`{name, value}` or `valueFrom`).
 fn state_tokens(ctx: &Ctx, r: &Release) -> Vec<Finding> {
     let id = r.id();
-    let rendered = ctx.status.iter().any(|s| s.id() == id && s.rendered)
-        || ctx
-            .graph
-            .objects
-            .iter()
-            .any(|o| o.prov.release.as_deref() == Some(id.as_str()));
+    let rendered = ctx.release_rendered(r);
     if rendered {
         return Vec::new();
     }
@@ -479,9 +446,7 @@ fn state_tokens(ctx: &Ctx, r: &Release) -> Vec<Finding> {
     let finding = |msg: String| {
         Finding::state(TOKEN, Some(ctx.environment), Some(id.clone()), &r.file, r.line, msg).with_help(HELP)
     };
-    let mut refs = Vec::new();
-    token_secret_refs(&values, &mut Vec::new(), 0, &mut refs);
-    for (path, v) in refs {
+    for (path, v) in token_secret_refs(&values, Vec::new()) {
         let secret = v.get("name").and_then(Value::as_str).unwrap_or("?");
         out.push(
             finding(format!(
@@ -500,9 +465,7 @@ fn state_tokens(ctx: &Ctx, r: &Release) -> Vec<Finding> {
             .unwaivable(),
         );
     }
-    let mut envs = Vec::new();
-    env_entries(&values, &mut Vec::new(), 0, &mut envs);
-    for (path, var, src) in envs {
+    for (path, var, src) in env_entries(&values) {
         let how = src.describe().replace("the manifest", "the values");
         let f = if src.optional() {
             finding(format!(
@@ -520,32 +483,17 @@ fn state_tokens(ctx: &Ctx, r: &Release) -> Vec<Finding> {
 
 /// `{name: VAULT_TOKEN, value: …}` / `{name: BAO_TOKEN, valueFrom: {secretKeyRef: …}}` entries
 /// anywhere in values: (path, variable, source).
-fn env_entries(v: &Value, path: &mut Vec<String>, depth: usize, out: &mut Vec<(String, String, Source)>) {
-    if depth > 64 {
-        return;
-    }
-    match v {
-        Value::Object(m) => {
-            if let Some(name) = m.get("name").and_then(Value::as_str).filter(|n| is_token_env(n)) {
-                if let Some(src) = env_source(v) {
-                    out.push((show_path(path), name.to_string(), src));
-                }
-            }
-            for (k, child) in m {
-                path.push(k.clone());
-                env_entries(child, path, depth + 1, out);
-                path.pop();
+fn env_entries(v: &Value) -> Vec<(String, String, Source)> {
+    let mut out = Vec::new();
+    walk_values(v, Vec::new(), 64, &mut |path, node| {
+        if let Some(name) = node.get("name").and_then(Value::as_str).filter(|n| is_token_env(n)) {
+            if let Some(src) = env_source(node) {
+                out.push((show_path(path), name.to_string(), src));
             }
         }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                path.push(format!("[{i}]"));
-                env_entries(item, path, depth + 1, out);
-                path.pop();
-            }
-        }
-        _ => {}
-    }
+        true
+    });
+    out
 }
 
 #[cfg(test)]
