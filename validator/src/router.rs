@@ -40,6 +40,15 @@ pub const IDENTIFYING_FLAGS: &[&str] = &[
     REVERSE_TUNNEL_LISTEN_ADDR,
 ];
 
+/// What `{pod_name}` in the router's templates stands for: the pod's own name. An env entry
+/// from the downward API `metadata.name` reads as this placeholder, so `$(POD_NAME)` in a flag
+/// means "this pod" exactly as the router's own `{pod_name}` does.
+pub const POD_NAME_PLACEHOLDER: &str = "{pod_name}";
+
+/// The environment variable the router reads its pod name from (upstream `--pod-name`,
+/// `env = "POD_NAME"`): `{pod_name}` in `--advertised-hostname-template` expands to it.
+pub const POD_NAME_ENV: &str = "POD_NAME";
+
 /// The router binary's gRPC listen port when `--listen-addr` is not given.
 pub const DEFAULT_GRPC_PORT: u16 = 50071;
 
@@ -144,6 +153,16 @@ impl Env {
                 }
             } else if e.pointer("/valueFrom/secretKeyRef").is_some() {
                 EnvValue::Unknown("it comes from a Secret, which the gate does not read".into())
+            } else if let Some(field) = e.pointer("/valueFrom/fieldRef/fieldPath").and_then(Value::as_str) {
+                match field {
+                    // The pod's own name, which is what the router's `{pod_name}` stands for: a
+                    // per-pod value the rules expand per replica, as they expand the template.
+                    "metadata.name" => EnvValue::Known(POD_NAME_PLACEHOLDER.to_string()),
+                    "metadata.namespace" => EnvValue::Known(ns.to_string()),
+                    _ => EnvValue::Unknown(
+                        "it comes from a field or resource reference, known only in the running pod".into(),
+                    ),
+                }
             } else if e.pointer("/valueFrom/fieldRef").is_some() || e.pointer("/valueFrom/resourceFieldRef").is_some() {
                 EnvValue::Unknown("it comes from a field or resource reference, known only in the running pod".into())
             } else if e.get("valueFrom").is_some() {
@@ -353,6 +372,86 @@ pub struct RouterWorkload<'a> {
     /// What the gate could not read of its command line (see `Flags`).
     pub unknown: Vec<(Option<String>, String, String)>,
     pub ignored: Vec<(String, String)>,
+    /// What the router's `{pod_name}` expands to in this container (env `POD_NAME`).
+    pub pod_name: PodName,
+}
+
+/// What the router's `{pod_name}` stands for in one container: upstream reads it from env
+/// `POD_NAME` (the downward API's `metadata.name` in its chart).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PodName {
+    /// Each pod's own name (`POD_NAME` from `metadata.name`, or not set: the contract's reading).
+    PerPod,
+    /// One literal name, the same in every pod of the workload.
+    Literal(String),
+    /// The gate cannot tell (why).
+    Unknown(String),
+}
+
+fn pod_name_of(g: Option<&Graph>, ns: &str, container: &Value) -> PodName {
+    let env = Env::of(g, ns, container);
+    match env.vars.get(POD_NAME_ENV) {
+        None => match env.opaque.first() {
+            Some(src) => PodName::Unknown(format!("{POD_NAME_ENV} may come from {src}")),
+            None => PodName::PerPod,
+        },
+        Some(EnvValue::Known(v)) if v == POD_NAME_PLACEHOLDER => PodName::PerPod,
+        Some(EnvValue::Known(v)) => PodName::Literal(v.clone()),
+        Some(EnvValue::Unknown(why)) => PodName::Unknown(format!("{POD_NAME_ENV}: {why}")),
+    }
+}
+
+/// The label a StatefulSet's controller sets on each pod to its name (Kubernetes
+/// `apps/v1` StatefulSet, `statefulset.kubernetes.io/pod-name`), so a Service can select one pod.
+pub const STATEFULSET_POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name";
+/// The label a StatefulSet's controller sets on each pod to its ordinal (Kubernetes >= 1.28).
+pub const STATEFULSET_POD_INDEX_LABEL: &str = "apps.kubernetes.io/pod-index";
+
+/// How many pods a workload can run: `spec.replicas` (default 1), or more when a
+/// HorizontalPodAutoscaler targeting it allows more (`maxReplicas`). A number from the input:
+/// callers bound what they do with it.
+pub fn pod_count(g: &Graph, obj: &Object) -> u64 {
+    let ns = obj.namespace.as_deref().unwrap_or("default");
+    let replicas = obj.at("/spec/replicas").and_then(Value::as_u64).unwrap_or(1);
+    let scaled = g
+        .of("autoscaling", "HorizontalPodAutoscaler")
+        .filter(|h| h.namespace.as_deref().unwrap_or("default") == ns)
+        .filter(|h| {
+            h.str_at("/spec/scaleTargetRef/kind") == Some(obj.kind.as_str())
+                && h.str_at("/spec/scaleTargetRef/name") == Some(obj.name.as_str())
+        })
+        .filter_map(|h| h.at("/spec/maxReplicas").and_then(Value::as_u64))
+        .max()
+        .unwrap_or(0);
+    replicas.max(scaled)
+}
+
+/// The name of the workload's pod `ordinal` as the router expands `{pod_name}`, when the render
+/// decides it: a StatefulSet's `<name>-<ordinal>`, or the literal `POD_NAME` of any workload.
+pub fn pod_name(obj: &Object, pod_name: &PodName, ordinal: u64) -> Option<String> {
+    match pod_name {
+        PodName::Literal(n) => Some(n.clone()),
+        PodName::PerPod if obj.kind == "StatefulSet" => Some(format!("{}-{ordinal}", obj.name)),
+        _ => None,
+    }
+}
+
+/// The labels pod `ordinal` of a workload carries: its template's labels, plus for a StatefulSet
+/// the per-pod labels its controller adds.
+pub fn pod_labels(obj: &Object, ordinal: u64) -> serde_json::Map<String, Value> {
+    let mut labels = obj
+        .at("/spec/template/metadata/labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if obj.kind == "StatefulSet" {
+        labels.insert(
+            STATEFULSET_POD_NAME_LABEL.into(),
+            Value::String(format!("{}-{ordinal}", obj.name)),
+        );
+        labels.insert(STATEFULSET_POD_INDEX_LABEL.into(), Value::String(ordinal.to_string()));
+    }
+    labels
 }
 
 impl RouterWorkload<'_> {
@@ -390,6 +489,7 @@ pub fn routers(g: &Graph) -> Vec<RouterWorkload<'_>> {
                     flags: f.flags,
                     unknown: f.unknown,
                     ignored: f.ignored,
+                    pod_name: pod_name_of(Some(g), ns, container),
                 });
             }
         }

@@ -311,16 +311,15 @@ fn workloads(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
         };
         let w = b.object(NodeKind::Workload, r.obj, Vec::new());
         let ns = ns_of(r.obj);
-        let names: Vec<String> = if template.contains("{pod_name}") && r.obj.kind == "StatefulSet" {
-            let replicas = r.obj.at("/spec/replicas").and_then(Value::as_u64).unwrap_or(1).max(1);
-            let mut v: Vec<String> = (0..replicas.min(MAX_EXPANSIONS))
-                .map(|i| {
-                    template
-                        .replace("{pod_name}", &format!("{}-{i}", r.obj.name))
-                        .replace("{namespace}", ns)
-                })
+        let pods = pod_names(g, r);
+        let names: Vec<String> = if template.contains("{pod_name}") && !pods.is_empty() {
+            let replicas = router::pod_count(g, r.obj).max(1);
+            let mut v: Vec<String> = pods
+                .iter()
+                .map(|pod| template.replace("{pod_name}", pod).replace("{namespace}", ns))
                 .collect();
-            if replicas > MAX_EXPANSIONS {
+            v.dedup();
+            if replicas > MAX_EXPANSIONS && pods.len() as u64 == MAX_EXPANSIONS {
                 v.push(format!("… {} more replicas: {template}", replicas - MAX_EXPANSIONS));
             }
             v
@@ -479,16 +478,19 @@ fn worker_path(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
             }
         }
     }
-    // Services that select a router's pods: Service → router (routes to).
+    // Services that select a router's pods (a per-pod Service selects one by the label its
+    // controller sets): Service → router (routes to).
     for r in routers {
-        let labels = r.obj.at("/spec/template/metadata/labels").and_then(Value::as_object);
+        let pods: Vec<serde_json::Map<String, Value>> = (0..router::pod_count(g, r.obj).clamp(1, MAX_EXPANSIONS))
+            .map(|i| router::pod_labels(r.obj, i))
+            .collect();
         let w = b.object(NodeKind::Workload, r.obj, Vec::new());
         for s in g.of("", "Service") {
             if s.namespace != r.obj.namespace {
                 continue;
             }
-            let selects = match (s.at("/spec/selector").and_then(Value::as_object), labels) {
-                (Some(sel), Some(l)) if !sel.is_empty() => sel.iter().all(|(k, v)| l.get(k) == Some(v)),
+            let selects = match s.at("/spec/selector").and_then(Value::as_object) {
+                Some(sel) if !sel.is_empty() => pods.iter().any(|l| sel.iter().all(|(k, v)| l.get(k) == Some(v))),
                 _ => false,
             };
             if selects {
@@ -512,12 +514,14 @@ fn worker_path(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
         let pi = b.object(NodeKind::WorkerProfile, cm, profile_details(&p));
         for leg in LEGS {
             if let Some(addr) = p.get(leg.profile_key).and_then(Value::as_str).filter(|a| !a.is_empty()) {
-                dials.push((leg, addr.to_string(), Some(pi)));
+                // The profile writes `{namespace}` where the router's flag has it expanded.
+                dials.push((leg, addr.replace("{namespace}", ns_of(cm)), Some(pi)));
             }
         }
     }
+    // A per-pod dial address (`{pod_name}`) leads each worker to its pod's own path.
+    let pods: Vec<String> = routers.first().map(|r| pod_names(g, r)).unwrap_or_default();
     for (leg, addr, from) in dials {
-        let a = parse_addr(&addr);
         let di = b.name(
             NodeKind::DialAddress,
             format!("{}|{}", leg.label, addr),
@@ -527,43 +531,110 @@ fn worker_path(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
         if let Some(p) = from {
             b.edge(p, di, EdgeKind::Dials);
         }
-        if in_cluster(g, &a.host) {
-            // In-cluster workers reach a Service by its cluster DNS name: draw that hop.
-            for svc in g.of("", "Service") {
-                let ns = ns_of(svc);
-                if a.host == format!("{}.{ns}", svc.name) || a.host.starts_with(&format!("{}.{ns}.svc", svc.name)) {
-                    let si = b.object(NodeKind::Service, svc, service_details(svc));
-                    b.edge(di, si, EdgeKind::Dials);
-                }
+        let expanded: Vec<String> = if addr.contains(router::POD_NAME_PLACEHOLDER) && !pods.is_empty() {
+            pods.iter()
+                .map(|p| addr.replace(router::POD_NAME_PLACEHOLDER, p))
+                .collect()
+        } else {
+            vec![addr.clone()]
+        };
+        for one in &expanded {
+            dial_targets(g, b, leg, di, one);
+        }
+    }
+}
+
+/// The names of a router workload's first pods (at most [`MAX_EXPANSIONS`]), when the render
+/// decides them (`crate::router::pod_name`).
+fn pod_names(g: &Graph, r: &RouterWorkload<'_>) -> Vec<String> {
+    (0..router::pod_count(g, r.obj).clamp(1, MAX_EXPANSIONS))
+        .filter_map(|i| router::pod_name(r.obj, &r.pod_name, i))
+        .collect()
+}
+
+/// The UDPRoutes that name `host` for DNS (external-dns reads the hostname annotation of
+/// UDPRoutes, which have no hostnames of their own): their Gateway's address is the host's.
+fn dns_named_routes<'g>(g: &'g Graph, host: &str) -> Vec<&'g Object> {
+    routes(g)
+        .filter(|r| r.kind == "UDPRoute")
+        .filter(|r| {
+            r.annotations().is_some_and(|a| {
+                EXTERNAL_DNS_HOSTNAME.iter().any(|k| {
+                    a.get(*k)
+                        .and_then(Value::as_str)
+                        .is_some_and(|v| v.split(',').any(|h| h.trim().eq_ignore_ascii_case(host)))
+                })
+            })
+        })
+        .collect()
+}
+
+/// external-dns' hostname annotation (the `alpha` spelling before v0.22, and the current one).
+const EXTERNAL_DNS_HOSTNAME: [&str; 2] = [
+    "external-dns.alpha.kubernetes.io/hostname",
+    "external-dns.kubernetes.io/hostname",
+];
+
+/// Edges from dial address node `di` to where the address `addr` leads.
+fn dial_targets(g: &Graph, b: &mut Builder, leg: Leg, di: usize, addr: &str) {
+    let a = parse_addr(addr);
+    if in_cluster(g, &a.host) {
+        // In-cluster workers reach a Service by its cluster DNS name (or a pod by its name
+        // under a headless Service): draw that hop.
+        for svc in g.of("", "Service") {
+            let ns = ns_of(svc);
+            let svc_dns = format!("{}.{ns}.svc", svc.name);
+            let pod_dns = a
+                .host
+                .split_once('.')
+                .is_some_and(|(_, rest)| rest.starts_with(&svc_dns) && svc.str_at("/spec/clusterIP") == Some("None"));
+            if a.host == format!("{}.{ns}", svc.name) || a.host.starts_with(&svc_dns) || pod_dns {
+                let si = b.object(NodeKind::Service, svc, service_details(svc));
+                b.edge(di, si, EdgeKind::Dials);
             }
+        }
+        return;
+    }
+    // A UDP dial host named by a UDPRoute for DNS leads to that route's Gateway listeners only.
+    let named: Vec<(String, String)> = if leg.listener_protocol == "UDP" {
+        dns_named_routes(g, &a.host)
+            .iter()
+            .flat_map(|r| {
+                parent_refs(r)
+                    .into_iter()
+                    .map(|p| (p.namespace.to_string(), p.name.to_string()))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut found = false;
+    for gw in g.of(GW_GROUP, "Gateway") {
+        if !named.is_empty() && !named.iter().any(|(ns, n)| ns == ns_of(gw) && n == &gw.name) {
             continue;
         }
-        let mut found = false;
-        for gw in g.of(GW_GROUP, "Gateway") {
-            for l in listeners(gw).unwrap_or_default() {
-                let host_ok =
-                    leg.listener_protocol != "HTTPS" || l.hostname.is_none_or(|h| pattern_matches(h, &a.host));
-                if l.protocol == leg.listener_protocol && l.port.is_some() && l.port == a.port.map(u64::from) && host_ok
-                {
-                    let li = listener_node(b, gw, l.name, l.protocol, l.port, l.hostname);
-                    b.edge(di, li, EdgeKind::Dials);
-                    found = true;
-                }
+        for l in listeners(gw).unwrap_or_default() {
+            let host_ok = leg.listener_protocol != "HTTPS" || l.hostname.is_none_or(|h| pattern_matches(h, &a.host));
+            if l.protocol == leg.listener_protocol && l.port.is_some() && l.port == a.port.map(u64::from) && host_ok {
+                let li = listener_node(b, gw, l.name, l.protocol, l.port, l.hostname);
+                b.edge(di, li, EdgeKind::Dials);
+                found = true;
             }
         }
-        if !found {
-            let port = a.port.map_or_else(|| "?".to_string(), |p| p.to_string());
-            let t = b.name(
-                NodeKind::Listener,
-                format!("none:{}:{port}:{}", leg.listener_protocol, a.host),
-                vec![
-                    format!("no {} listener", leg.listener_protocol),
-                    format!("for {}:{port}", a.host),
-                ],
-                true,
-            );
-            b.edge(di, t, EdgeKind::Dials);
-        }
+    }
+    if !found {
+        let port = a.port.map_or_else(|| "?".to_string(), |p| p.to_string());
+        let t = b.name(
+            NodeKind::Listener,
+            format!("none:{}:{port}:{}", leg.listener_protocol, a.host),
+            vec![
+                format!("no {} listener", leg.listener_protocol),
+                format!("for {}:{port}", a.host),
+            ],
+            true,
+        );
+        b.edge(di, t, EdgeKind::Dials);
     }
 }
 

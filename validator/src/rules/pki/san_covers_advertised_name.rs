@@ -106,7 +106,12 @@ fn check_advertised(g: &Graph, r: &RouterWorkload) -> Vec<Finding> {
     };
     let obj = r.obj;
     let ns = ns_of(obj);
-    if template.contains("{pod_name}") && obj.kind != "StatefulSet" {
+    // A literal POD_NAME (one pod with a stable identity, e.g. a one-pod Deployment) is the name.
+    let literal = match &r.pod_name {
+        crate::router::PodName::Literal(n) => Some(n.clone()),
+        _ => None,
+    };
+    if template.contains("{pod_name}") && obj.kind != "StatefulSet" && literal.is_none() {
         return vec![Finding::object_at(
             SAN,
             obj,
@@ -126,9 +131,15 @@ fn check_advertised(g: &Graph, r: &RouterWorkload) -> Vec<Finding> {
     let Some(id) = identity(g, ns, &secret) else {
         return Vec::new();
     };
-    let expansions: Vec<(String, String)> = if template.contains("{pod_name}") {
+    let expansions: Vec<(String, String)> = if let Some(n) = literal.filter(|_| template.contains("{pod_name}")) {
+        vec![(
+            template.replace("{pod_name}", &n).replace("{namespace}", ns),
+            format!("every replica, POD_NAME={n}"),
+        )]
+    } else if template.contains("{pod_name}") {
         // Judged as a pattern, never one name per replica: `replicas` is a number from the input.
-        let replicas = obj.at("/spec/replicas").and_then(Value::as_u64).unwrap_or(1).max(1);
+        // An autoscaler targeting the workload counts with its maxReplicas.
+        let replicas = crate::router::pod_count(g, obj).max(1);
         judged_ordinals(replicas, &id.dns_names())
             .into_iter()
             .map(|(i, alike)| {

@@ -54,17 +54,19 @@ impl RouterWorkload<'_> {
             .unwrap_or(leg.default_listen_port)
     }
 
-    fn pod_labels(&self) -> Option<&serde_json::Map<String, Value>> {
-        self.obj.at("/spec/template/metadata/labels").and_then(Value::as_object)
-    }
-
     /// The Service port `p` of `svc` delivers to the router's `port`/`protocol`.
-    fn reached_by(&self, svc: &Object, p: &Value, port: u64, protocol: &str) -> bool {
+    fn reached_by(&self, graph: &Graph, svc: &Object, p: &Value, port: u64, protocol: &str) -> bool {
         if ns_of(svc) != ns_of(self.obj) || port_protocol(p) != protocol {
             return false;
         }
-        let selects = match (svc.at("/spec/selector").and_then(Value::as_object), self.pod_labels()) {
-            (Some(sel), Some(labels)) if !sel.is_empty() => sel.iter().all(|(k, v)| labels.get(k) == Some(v)),
+        // Some pod of the workload (a per-pod Service selects one by a label its controller sets).
+        // The first ordinals suffice: per-pod labels differ only in the ordinal.
+        let count = router::pod_count(graph, self.obj).clamp(1, MAX_REPLICAS_CHECKED);
+        let selects = match svc.at("/spec/selector").and_then(Value::as_object) {
+            Some(sel) if !sel.is_empty() => (0..count).any(|i| {
+                let labels = router::pod_labels(self.obj, i);
+                sel.iter().all(|(k, v)| labels.get(k) == Some(v))
+            }),
             _ => false,
         };
         if !selects {
@@ -89,7 +91,7 @@ impl RouterWorkload<'_> {
     fn service_for<'g>(&self, graph: &'g Graph, port: u64, protocol: &str) -> Option<(&'g Object, u64)> {
         graph.of("", "Service").find_map(|s| {
             let ps = s.at("/spec/ports")?.as_array()?;
-            let p = ps.iter().find(|p| self.reached_by(s, p, port, protocol))?;
+            let p = ps.iter().find(|p| self.reached_by(graph, s, p, port, protocol))?;
             Some((s, p.get("port")?.as_u64()?))
         })
     }
@@ -287,9 +289,10 @@ fn check_leg(graph: &Graph, router: &RouterWorkload<'_>, leg: &Leg, raw: &str) -
 const MAX_REPLICAS_CHECKED: u64 = 1024;
 
 /// The names the router's pods advertise (`--advertised-hostname-template`, `{pod_name}` expanded
-/// to `<workload>-<ordinal>` per replica, `{namespace}` to the workload's namespace); workers send
-/// them as HTTP/2 `:authority` on the gRPC leg while TLS (SNI) uses the dial host.
-fn advertised_names(router: &RouterWorkload<'_>) -> Vec<String> {
+/// to each pod's name (`crate::router::pod_name`), `{namespace}` to the workload's namespace), for
+/// every pod the workload (and an autoscaler targeting it) can run; workers send them as HTTP/2
+/// `:authority` on the gRPC leg while TLS (SNI) uses the dial host.
+fn advertised_names(graph: &Graph, router: &RouterWorkload<'_>) -> Vec<String> {
     let Some(template) = router
         .flag(router::ADVERTISED_HOSTNAME_TEMPLATE)
         .filter(|t| !t.is_empty())
@@ -301,15 +304,18 @@ fn advertised_names(router: &RouterWorkload<'_>) -> Vec<String> {
     if !template.contains("{pod_name}") {
         return vec![template.replace("{namespace}", ns).to_ascii_lowercase()];
     }
-    let replicas = obj.at("/spec/replicas").and_then(Value::as_u64).unwrap_or(1);
-    (0..replicas.clamp(1, MAX_REPLICAS_CHECKED))
-        .map(|i| {
+    let count = router::pod_count(graph, obj).clamp(1, MAX_REPLICAS_CHECKED);
+    let mut names: Vec<String> = (0..count)
+        .filter_map(|i| router::pod_name(obj, &router.pod_name, i))
+        .map(|pod| {
             template
-                .replace("{pod_name}", &format!("{}-{i}", obj.name))
+                .replace("{pod_name}", &pod)
                 .replace("{namespace}", ns)
                 .to_ascii_lowercase()
         })
-        .collect()
+        .collect();
+    names.dedup();
+    names
 }
 
 /// Gateway API: the hostnames a route matches requests against on listener `l` are the
@@ -329,19 +335,55 @@ fn effective_hostnames(l: &Listener<'_>, route: &[&str]) -> Option<Vec<String>> 
     }
 }
 
-/// The first advertised name the route would not route as `:authority` on listener `l`, as a
-/// reason; `None` when every advertised name is routed (or none is advertised).
-fn unroutable_authority(router: &RouterWorkload<'_>, l: &Listener<'_>, route_hosts: &[&str]) -> Option<String> {
-    let effective = effective_hostnames(l, route_hosts)?;
-    let names = advertised_names(router);
+/// The first advertised name no route Accepted on listener `l` of `gw` (of the leg's kinds, reaching
+/// the router) would route as `:authority`, as a reason; `None` when every advertised name is
+/// routed (or none is advertised). One route may carry the dial host and another each pod's name.
+fn unroutable_authority(
+    graph: &Graph,
+    router: &RouterWorkload<'_>,
+    leg: &Leg,
+    gw: &Object,
+    l: &Listener<'_>,
+    listen: u64,
+) -> Option<String> {
+    let names = advertised_names(graph, router);
+    if names.is_empty() {
+        return None;
+    }
+    let mut effective: Vec<String> = Vec::new();
+    for route in routes(graph).filter(|r| leg.route_kinds.contains(&r.kind.as_str())) {
+        for pr in parent_refs(route) {
+            if !(pr.is_gateway() && pr.namespace == ns_of(gw) && pr.name == gw.name) {
+                continue;
+            }
+            let Attach::Accepted { listeners, .. } = attach(graph, route, &pr) else {
+                continue;
+            };
+            if !listeners.iter().any(|x| x.name == l.name) {
+                continue;
+            }
+            let reaches = backend_refs(route).iter().any(|b| {
+                matches!(resolve(graph, route, b), Backend::Resolved { service, port: Some(p) }
+                    if router.reached_by(graph, service, p, listen, leg.service_protocol))
+            });
+            if !reaches {
+                continue;
+            }
+            match effective_hostnames(l, &route_hostnames(route)) {
+                None => return None,
+                Some(hs) => effective.extend(hs),
+            }
+        }
+    }
     let missing: Vec<&String> = names
         .iter()
         .filter(|n| !effective.iter().any(|e| pattern_matches(e, n)))
         .collect();
     let first = missing.first()?;
     Some(format!(
-        "its effective hostnames on listener `{}` [{}] (route hostnames intersected with the listener's) do not \
-         accept the advertised name {first}{} as :authority, so the Gateway answers 404 for it",
+        "the effective hostnames of the routes on listener `{}` that reach the router [{}] (route hostnames \
+         intersected with the listener's) do not accept the advertised name {first}{} as :authority, so the Gateway \
+         answers 404 for it",
         l.name,
         effective.join(", "),
         if missing.len() > 1 {
@@ -379,17 +421,20 @@ fn carrying_route(
                         ));
                         continue;
                     }
-                    if leg.check_host {
-                        if let Some(miss) = unroutable_authority(router, l, &hosts) {
-                            why.push(format!("{} is attached but {miss}", route.display()));
-                            continue;
-                        }
-                    }
                     let mut misses = Vec::new();
                     for b in backend_refs(route) {
                         match resolve(graph, route, &b) {
                             Backend::Resolved { service, port: Some(p) } => {
-                                if router.reached_by(service, p, listen, leg.service_protocol) {
+                                if router.reached_by(graph, service, p, listen, leg.service_protocol) {
+                                    if leg.check_host {
+                                        if let Some(miss) = unroutable_authority(graph, router, leg, gw, l, listen) {
+                                            return Err(format!(
+                                                "{}: {} is attached but {miss}",
+                                                l.describe(gw),
+                                                route.display()
+                                            ));
+                                        }
+                                    }
                                     return Ok(());
                                 }
                                 misses.push(format!(
