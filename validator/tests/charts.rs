@@ -315,7 +315,10 @@ fn every_environment_renders_with_the_router_contract() {
             "{env}"
         );
         assert!(flag("--grpc-pylon-dial-addr").starts_with("https://"), "{env}");
-        assert!(!flag("--reverse-tunnel-pylon-dial-addr").contains("://"), "{env}");
+        // Each pod dials its own QUIC address: $(POD_NAME) is expanded by Kubernetes per pod.
+        let quic_dial = flag("--reverse-tunnel-pylon-dial-addr");
+        assert!(!quic_dial.contains("://"), "{env}");
+        assert!(quic_dial.starts_with("$(POD_NAME)."), "{env}: {quic_dial}");
         assert_eq!(flag("--tls-cert-path"), "/etc/stargate/tls/tls.crt", "{env}");
         assert_eq!(flag("--tls-key-path"), "/etc/stargate/tls/tls.key", "{env}");
         assert_eq!(args.len(), 8, "{env}: exactly the contract flags: {args:?}");
@@ -376,17 +379,47 @@ fn every_environment_renders_with_the_router_contract() {
         let authority = flag("--advertised-hostname-template")
             .replace("{pod_name}", "*")
             .replace("{namespace}", "nvcf");
+        // The dial host (discovery: any pod answers) goes to the shared Service; each pod's
+        // advertised name has its own route to a Service that selects that pod alone.
         let route = r.get("GRPCRoute", "nvcf", "request-router-worker-grpc");
         assert!(route.has("apiVersion: gateway.networking.k8s.io/v1\n"), "{env}");
-        assert_eq!(
-            route.list("hostnames"),
-            vec![grpc_host.clone(), authority.clone()],
-            "{env}"
+        assert_eq!(route.list("hostnames"), vec![grpc_host.clone()], "{env}");
+        assert!(
+            route.has("sectionName: worker-grpc") && route.has("name: request-router\n          port: 50071"),
+            "{env}: {}",
+            route.body
+        );
+        for pod in ["request-router-0", "request-router-1"] {
+            let per_pod = r.get("GRPCRoute", "nvcf", &format!("{pod}-worker-grpc"));
+            assert_eq!(per_pod.list("hostnames"), vec![authority.replace('*', pod)], "{env}");
+            assert!(
+                per_pod.has(&format!("name: {pod}\n          port: 50071")),
+                "{env}: {}",
+                per_pod.body
+            );
+            let svc = r.get("Service", "nvcf", pod);
+            assert!(
+                svc.has(&format!("statefulset.kubernetes.io/pod-name: {pod}\n")),
+                "{env}: {}",
+                svc.body
+            );
+        }
+        assert!(
+            r.find("Service", "nvcf", "request-router-2").is_none(),
+            "{env}: two replicas, two per-pod Services"
+        );
+        // Readiness is the router's own health endpoint, not a TCP check of the plaintext port.
+        assert!(
+            sts.has("readinessProbe:\n            httpGet:\n              path: /readyz\n              port: http\n"),
+            "{env}: {}",
+            sts.body
         );
         assert!(
-            route.has("sectionName: worker-grpc") && route.has("port: 50071"),
+            sts.has("livenessProbe:\n            httpGet:\n              path: /healthz\n"),
             "{env}"
         );
+        assert!(!sts.has("tcpSocket"), "{env}");
+        assert!(sts.has("- name: POD_NAME\n              valueFrom:\n                fieldRef:\n                  fieldPath: metadata.name\n"), "{env}");
         let gw = r.get("Gateway", "nvcf-gateway", "nvcf-gateway");
         let listener_host = match *env {
             // cluster-local advertised names share no suffix with the dial host: no hostname
@@ -419,8 +452,12 @@ fn every_environment_renders_with_the_router_contract() {
             "{env}"
         );
         assert_eq!(
-            profile.field("quicDialAddress").as_deref(),
-            Some(flag("--reverse-tunnel-pylon-dial-addr")),
+            profile.field("quicDialAddress"),
+            Some(
+                quic_dial
+                    .replace("$(POD_NAME)", "{pod_name}")
+                    .replace("$(POD_NAMESPACE)", "{namespace}")
+            ),
             "{env}"
         );
         assert_eq!(
@@ -586,22 +623,38 @@ fn default_environment_is_managed_with_in_cluster_workers() {
 #[test]
 fn split_cluster_exposes_workers_through_the_gateway() {
     let r = render("split-cluster");
-    let udp = r.get("UDPRoute", "nvcf", "request-router-worker-quic");
-    assert!(
-        udp.has("apiVersion: gateway.networking.k8s.io/v1\n"),
-        "Gateway API v1.6 standard: UDPRoute v1"
-    );
-    assert!(udp.has("sectionName: worker-quic") && udp.has("port: 50072"));
-    let gw = r.get("Gateway", "nvcf-gateway", "nvcf-gateway");
-    assert!(
-        gw.has("    - name: worker-quic\n      protocol: UDP\n      port: 50072\n"),
-        "{}",
-        gw.body
-    );
-    let dns = r.get("Certificate", "nvcf", "request-router").list("dnsNames");
-    for n in ["*.router.workers.nvcf.example.com", "quic.workers.nvcf.example.com"] {
-        assert!(dns.iter().any(|d| d == n), "split-cluster: dnsNames {dns:?} lack {n}");
+    // UDP has no hostname to route by: each pod has its own Gateway (own address), its own
+    // UDPRoute to its own Service, and its dial host in the route's external-dns annotation.
+    assert!(r.find("UDPRoute", "nvcf", "request-router-worker-quic").is_none());
+    for (i, pod) in ["request-router-0", "request-router-1"].iter().enumerate() {
+        let udp = r.get("UDPRoute", "nvcf", &format!("{pod}-worker-quic"));
+        assert!(
+            udp.has("apiVersion: gateway.networking.k8s.io/v1\n"),
+            "Gateway API v1.6 standard: UDPRoute v1"
+        );
+        assert!(udp.has(&format!("name: nvcf-gateway-quic-{i}\n")) && udp.has("sectionName: worker-quic"));
+        assert!(udp.has(&format!("name: {pod}\n          port: 50072")), "{}", udp.body);
+        assert!(
+            udp.has(&format!(
+                "external-dns.alpha.kubernetes.io/hostname: \"{pod}.router.workers.nvcf.example.com\""
+            )),
+            "{}",
+            udp.body
+        );
+        let gw = r.get("Gateway", "nvcf-gateway", &format!("nvcf-gateway-quic-{i}"));
+        assert!(
+            gw.has("    - name: worker-quic\n      protocol: UDP\n      port: 50072\n"),
+            "{}",
+            gw.body
+        );
     }
+    assert!(!r.get("Gateway", "nvcf-gateway", "nvcf-gateway").has("protocol: UDP"));
+    let dns = r.get("Certificate", "nvcf", "request-router").list("dnsNames");
+    // The per-pod QUIC dial hosts are the advertised names: one wildcard covers both.
+    assert!(
+        dns.iter().any(|d| d == "*.router.workers.nvcf.example.com"),
+        "split-cluster: dnsNames {dns:?}"
+    );
     let grpc = r.get("Certificate", "nvcf-gateway", "worker-grpc");
     // The dial host (SNI) and the per-pod names the listener admits as :authority.
     assert_eq!(
@@ -735,7 +788,7 @@ fn base_values(chart: &str) -> String {
     let bundle = read("examples/pki/openbao-root-example.pem");
     let indented: String = bundle.lines().map(|l| format!("    {l}\n")).collect();
     match chart {
-        "request-router" => "router:\n  grpcDialAddress: https://grpc.workers.nvcf.example.com:443\n  quicDialAddress: quic.workers.nvcf.example.com:50072\n".into(),
+        "request-router" => "router:\n  grpcDialAddress: https://grpc.workers.nvcf.example.com:443\n  quicDialAddress: \"{pod_name}.router.workers.nvcf.example.com:50072\"\n".into(),
         "nvcf-pki" => format!(
             "router:\n  grpcDialAddress: https://grpc.workers.nvcf.example.com:443\n  quicDialAddress: quic.workers.nvcf.example.com:50072\ntrustBundle:\n  pem: |\n{indented}"
         ),
@@ -856,6 +909,29 @@ guard!(
 );
 guard!(router_refuses_plain_tcp_worker_grpc, "request-router", ["--set", "workerRoutes.grpc.kind=TCPRoute"],
     "request-router: workerRoutes.grpc.kind=TCPRoute would put worker gRPC on a plain TCP listener (cleartext); set workerRoutes.grpc.kind=GRPCRoute (HTTPS listener, TLS at the Gateway, h2c to 50071)");
+guard!(router_refuses_a_deployment_of_two_pods, "request-router", ["--set", "workload.kind=Deployment"],
+    "request-router: workload.kind=Deployment runs exactly one pod (its pods get generated names, so two could not each be reached by the name they advertise); set workload.replicas=1, or workload.kind=StatefulSet for 2 replicas");
+guard!(
+    router_refuses_an_autoscaled_deployment,
+    "request-router",
+    [
+        "--set",
+        "workload.kind=Deployment",
+        "--set",
+        "workload.replicas=1",
+        "--set",
+        "autoscaling.enabled=true"
+    ],
+    "request-router: autoscaling needs workload.kind=StatefulSet"
+);
+guard!(router_refuses_a_shared_quic_dial_address, "request-router", ["--set", "router.quicDialAddress=quic.workers.nvcf.example.com:50072"],
+    "request-router: router.quicDialAddress \"quic.workers.nvcf.example.com:50072\" is the same for every pod, so a worker that names one pod may reach another");
+guard!(
+    router_refuses_pod_name_in_extra_env,
+    "request-router",
+    ["--set", "extraEnv[0].name=POD_NAME", "--set", "extraEnv[0].value=x"],
+    "request-router: extraEnv may not set POD_NAME, which the chart sets"
+);
 guard!(router_refuses_udproute_unserved_by_gateway_api, "request-router", ["--set", "workerRoutes.quic.enabled=true", "--set", "gatewayApi.version=v1.5"],
     "request-router: UDPRoute is not served by Gateway API v1.5 standard channel; set gatewayApi.version=v1.6 (or later), or gatewayApi.channel=experimental for v1.5");
 
@@ -886,13 +962,79 @@ fn router_udproute_api_version_follows_the_gateway_api_value() {
 }
 
 #[test]
-fn router_deployment_is_selectable() {
-    let out = helm_template("request-router", &["--set".into(), "workload.kind=Deployment".into()]);
+fn router_deployment_runs_one_pod_with_a_stable_identity() {
+    let out = helm_template(
+        "request-router",
+        &[
+            "--set".into(),
+            "workload.kind=Deployment".into(),
+            "--set".into(),
+            "workload.replicas=1".into(),
+        ],
+    );
     assert!(out.status.success(), "{}", text(&out));
     let docs = parse_docs(&String::from_utf8_lossy(&out.stdout));
-    assert!(docs.iter().any(|d| d.kind == "Deployment") && !docs.iter().any(|d| d.kind == "StatefulSet"));
+    assert!(!docs.iter().any(|d| d.kind == "StatefulSet"));
+    let dep = docs
+        .iter()
+        .find(|d| d.kind == "Deployment")
+        .expect("Deployment rendered");
+    for want in [
+        "  replicas: 1\n  strategy:\n    type: Recreate\n",
+        "      hostname: request-router-0\n      subdomain: request-router-headless\n",
+        "            - name: POD_NAME\n              value: \"request-router-0\"\n",
+    ] {
+        assert!(dep.has(want), "Deployment lacks {want:?}:\n{}", dep.body);
+    }
+    // One per-pod Service, selecting the chart's labels (one pod) without a StatefulSet label.
+    let svc = docs
+        .iter()
+        .find(|d| d.kind == "Service" && d.name == "request-router-0")
+        .expect("per-pod Service");
+    assert!(!svc.has("statefulset.kubernetes.io"), "{}", svc.body);
+    assert!(!docs.iter().any(|d| d.name == "request-router-1"));
 }
 
+#[test]
+fn router_autoscaler_gets_per_pod_objects_up_to_max_replicas() {
+    let out = helm_template(
+        "request-router",
+        &[
+            "--set".into(),
+            "autoscaling.enabled=true".into(),
+            "--set".into(),
+            "autoscaling.maxReplicas=5".into(),
+            "--set".into(),
+            "workerRoutes.quic.enabled=true".into(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let docs = parse_docs(&String::from_utf8_lossy(&out.stdout));
+    let hpa = docs
+        .iter()
+        .find(|d| d.kind == "HorizontalPodAutoscaler")
+        .expect("HPA rendered");
+    assert!(
+        hpa.has("    kind: StatefulSet\n    name: request-router\n") && hpa.has("maxReplicas: 5"),
+        "{}",
+        hpa.body
+    );
+    let sts = docs.iter().find(|d| d.kind == "StatefulSet").unwrap();
+    assert!(
+        !sts.has("  replicas:"),
+        "the autoscaler owns spec.replicas:\n{}",
+        sts.body
+    );
+    for kind in ["Service", "GRPCRoute", "UDPRoute"] {
+        let per_pod = docs
+            .iter()
+            .filter(|d| {
+                d.kind == kind && d.name.starts_with("request-router-") && d.name.as_bytes()[15].is_ascii_digit()
+            })
+            .count();
+        assert_eq!(per_pod, 5, "{kind}: one per ordinal up to maxReplicas");
+    }
+}
 // nvcf-pki
 guard!(
     pki_refuses_unknown_mode,

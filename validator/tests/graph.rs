@@ -236,25 +236,44 @@ fn split_cluster_shows_the_whole_worker_path_and_trust_path() {
         "routes to",
         "StatefulSet nvcf/request-router",
     );
-    // QUIC: dial address → UDP listener → UDPRoute → router Service.
-    edge(
-        &e,
-        "QUIC dial address | quic.workers.nvcf.example.com:50072",
-        "dials",
-        "listener worker-quic UDP:50072",
-    );
-    edge(
-        &e,
-        "listener worker-quic UDP:50072",
-        "attaches",
-        "UDPRoute nvcf/request-router-worker-quic",
-    );
-    edge(
-        &e,
-        "UDPRoute nvcf/request-router-worker-quic",
-        "routes to",
-        "Service nvcf/request-router |",
-    );
+    // Each pod's advertised name (:authority): its own GRPCRoute → its own Service → the router.
+    for pod in ["request-router-0", "request-router-1"] {
+        edge(
+            &e,
+            "listener worker-grpc HTTPS:443",
+            "attaches",
+            &format!("GRPCRoute nvcf/{pod}-worker-grpc | {pod}.router.workers.nvcf.example.com"),
+        );
+        edge(
+            &e,
+            &format!("GRPCRoute nvcf/{pod}-worker-grpc"),
+            "routes to",
+            &format!("Service nvcf/{pod} |"),
+        );
+        edge(
+            &e,
+            &format!("Service nvcf/{pod} |"),
+            "routes to",
+            "StatefulSet nvcf/request-router",
+        );
+    }
+    // QUIC: each pod's dial host → its own Gateway's UDP listener → its UDPRoute → its Service.
+    for (i, pod) in ["request-router-0", "request-router-1"].iter().enumerate() {
+        let listener = format!("Gateway nvcf-gateway/nvcf-gateway-quic-{i} | listener worker-quic UDP:50072");
+        edge(
+            &e,
+            "QUIC dial address | {pod_name}.router.workers.nvcf.example.com:50072",
+            "dials",
+            &listener,
+        );
+        edge(&e, &listener, "attaches", &format!("UDPRoute nvcf/{pod}-worker-quic"));
+        edge(
+            &e,
+            &format!("UDPRoute nvcf/{pod}-worker-quic"),
+            "routes to",
+            &format!("Service nvcf/{pod} |"),
+        );
+    }
     // Trust: OpenBao role → issuer → Certificate → Secret → router mount; bundle → worker profile.
     edge(
         &e,
@@ -316,9 +335,9 @@ fn a_mutated_stack_shows_the_broken_edge_with_its_rule() {
     assert_eq!(
         edge(
             &e,
-            "UDPRoute nvcf/request-router-worker-quic",
+            "UDPRoute nvcf/request-router-0-worker-quic",
             "routes to",
-            "Service nvcf/request-router |"
+            "Service nvcf/request-router-0 |"
         ),
         ["route-backend-resolves"]
     );
@@ -541,15 +560,15 @@ fn the_markdown_report_embeds_the_collapsed_diagram_of_an_environment_with_findi
 }
 
 #[test]
-fn in_cluster_workers_dial_the_router_service_directly() {
+fn in_cluster_workers_dial_each_pod_by_its_headless_name() {
     let r = draw(&repo(), "default", "json");
     assert_eq!(r.code, 0, "{}", r.stderr);
     let e = edges(&serde_json::from_str(&r.stdout).unwrap());
     edge(
         &e,
-        "QUIC dial address | request-router.nvcf.svc.cluster.local:50072",
+        "QUIC dial address | {pod_name}.request-router-headless.nvcf.svc.cluster.local:50072",
         "dials",
-        "Service nvcf/request-router |",
+        "Service nvcf/request-router-headless |",
     );
     // No Gateway listener for an in-cluster address.
     assert!(!e

@@ -334,7 +334,10 @@ fn router_is_operator_grade() {
             .arg(&copy)
             .args(["--namespace", "nvcf", "--set", &format!("image.tag={tag}")])
             .args(["--set", "router.grpcDialAddress=https://grpc.workers.example.com:443"])
-            .args(["--set", "router.quicDialAddress=quic.workers.example.com:50072"])
+            .args([
+                "--set",
+                "router.quicDialAddress=\\{pod_name\\}.router.workers.example.com:50072",
+            ])
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", out_text(&out));

@@ -40,7 +40,7 @@ Included by every template so no partial render is possible.
 {{- if not (hasPrefix "https://" .Values.router.grpcDialAddress) -}}
 {{- fail (printf "nvcf-pki: router.grpcDialAddress must be https://host:port (workers dial gRPC in plaintext otherwise); got %q" .Values.router.grpcDialAddress) -}}
 {{- end -}}
-{{- if not (regexMatch "^[A-Za-z0-9.\\-\\[\\]:]+:[0-9]+$" .Values.router.quicDialAddress) -}}
+{{- if not (regexMatch "^[A-Za-z0-9.\\-\\[\\]:{}_]+:[0-9]+$" .Values.router.quicDialAddress) -}}
 {{- fail (printf "nvcf-pki: router.quicDialAddress must be host:port without a scheme; got %q" .Values.router.quicDialAddress) -}}
 {{- end -}}
 {{- if not (hasPrefix "{pod_name}." .Values.router.advertisedHostnameTemplate) -}}
@@ -113,7 +113,8 @@ certificate.extraDnsNames. The gRPC dial host is not here: TLS for it ends at th
 {{- end -}}
 {{- $advertised := $r.advertisedHostnameTemplate | replace "{pod_name}" "*" | replace "{namespace}" $ns -}}
 {{- $names = append $names $advertised -}}
-{{- $quicHost := include "nvcf-pki.hostOf" $r.quicDialAddress -}}
+{{- /* A per-pod dial host ({pod_name}.…) is covered like the advertised names: one-label wildcard. */ -}}
+{{- $quicHost := include "nvcf-pki.hostOf" $r.quicDialAddress | replace "{pod_name}" "*" | replace "{namespace}" $ns -}}
 {{- if not (regexMatch "^[0-9.]+$|:" $quicHost) -}}
 {{- $names = append $names $quicHost -}}
 {{- end -}}

@@ -98,6 +98,48 @@ workers send them as HTTP/2 :authority on the gRPC leg. */}}
 {{- regexReplaceAll ":[0-9]+$" $hp "" | trimPrefix "[" | trimSuffix "]" -}}
 {{- end -}}
 
+{{/* How many router pods can run: 1 for a Deployment, else replicas or, with the autoscaler,
+the larger of replicas and maxReplicas. Per-pod objects are rendered for ordinals below it. */}}
+{{- define "request-router.podCount" -}}
+{{- if eq .Values.workload.kind "Deployment" -}}1
+{{- else if .Values.autoscaling.enabled -}}{{ max (int .Values.workload.replicas) (int .Values.autoscaling.maxReplicas) }}
+{{- else -}}{{ int .Values.workload.replicas }}
+{{- end -}}
+{{- end -}}
+
+{{/* The pods' names as a JSON list: <fullname>-<ordinal> (a StatefulSet's pod names; the
+Deployment's one pod takes <fullname>-0 as its hostname and POD_NAME). */}}
+{{- define "request-router.podNames" -}}
+{{- $names := list -}}
+{{- range $i := until (int (include "request-router.podCount" .)) -}}
+{{- $names = append $names (printf "%s-%d" (include "request-router.fullname" $) $i) -}}
+{{- end -}}
+{{- $names | toJson -}}
+{{- end -}}
+
+{{/* The advertised name of pod (index 0: root context, index 1: pod name). */}}
+{{- define "request-router.advertisedName" -}}
+{{- $ := index . 0 -}}
+{{- $.Values.router.advertisedHostnameTemplate | replace "{pod_name}" (index . 1) | replace "{namespace}" $.Release.Namespace | lower -}}
+{{- end -}}
+
+{{/* The QUIC dial host of pod (index 0: root context, index 1: pod name). */}}
+{{- define "request-router.quicDialHost" -}}
+{{- $ := index . 0 -}}
+{{- $a := $.Values.router.quicDialAddress | replace "{pod_name}" (index . 1) | replace "{namespace}" $.Release.Namespace -}}
+{{- regexReplaceAll ":[0-9]+$" $a "" | trimPrefix "[" | trimSuffix "]" | lower -}}
+{{- end -}}
+
+{{/* Selector of one pod: the chart's selector plus, for a StatefulSet, the pod-name label its
+controller sets on each pod (the Deployment runs one pod, which the chart's selector selects). */}}
+{{- define "request-router.podSelector" -}}
+{{- $ := index . 0 -}}
+{{ include "request-router.selectorLabels" $ }}
+{{- if eq $.Values.workload.kind "StatefulSet" }}
+statefulset.kubernetes.io/pod-name: {{ index . 1 }}
+{{- end }}
+{{- end -}}
+
 {{/* The router's arguments (contract flags), in --flag=value form. */}}
 {{- define "request-router.args" -}}
 - --listen-addr=0.0.0.0:50071
@@ -105,7 +147,7 @@ workers send them as HTTP/2 :authority on the gRPC leg. */}}
 - --backend-connectivity=reverse
 - --advertised-hostname-template={{ .Values.router.advertisedHostnameTemplate }}
 - --grpc-pylon-dial-addr={{ .Values.router.grpcDialAddress }}
-- --reverse-tunnel-pylon-dial-addr={{ .Values.router.quicDialAddress }}
+- --reverse-tunnel-pylon-dial-addr={{ .Values.router.quicDialAddress | replace "{pod_name}" "$(POD_NAME)" | replace "{namespace}" "$(POD_NAMESPACE)" }}
 - --tls-cert-path={{ .Values.tls.certPath }}
 - --tls-key-path={{ .Values.tls.keyPath }}
 {{- range .Values.extraArgs }}
@@ -151,11 +193,14 @@ Included by every template so nothing renders partially.
 {{- if hasPrefix "STARGATE_QUIC_INSECURE" (upper .name) -}}
 {{- fail "request-router: extraEnv may not set STARGATE_QUIC_INSECURE (QUIC without certificate verification); remove it from extraEnv" -}}
 {{- end -}}
+{{- if has .name (list "POD_NAME" "POD_NAMESPACE") -}}
+{{- fail (printf "request-router: extraEnv may not set %s, which the chart sets: it is the pod identity the router advertises" .name) -}}
+{{- end -}}
 {{- end -}}
 {{- if not (regexMatch "^https://[^/:]+(:[0-9]+)?$" $v.router.grpcDialAddress) -}}
 {{- fail (printf "request-router: router.grpcDialAddress must be https://host:port (workers dial gRPC in plaintext otherwise); got %q" $v.router.grpcDialAddress) -}}
 {{- end -}}
-{{- if not (regexMatch "^[A-Za-z0-9.\\-\\[\\]:]+:[0-9]+$" $v.router.quicDialAddress) -}}
+{{- if not (regexMatch "^[A-Za-z0-9.\\-\\[\\]:{}_]+:[0-9]+$" $v.router.quicDialAddress) -}}
 {{- fail (printf "request-router: router.quicDialAddress must be host:port without a scheme; got %q" $v.router.quicDialAddress) -}}
 {{- end -}}
 {{- if not (hasPrefix "{pod_name}." $v.router.advertisedHostnameTemplate) -}}
@@ -163,6 +208,18 @@ Included by every template so nothing renders partially.
 {{- end -}}
 {{- if not (has $v.workload.kind (list "StatefulSet" "Deployment")) -}}
 {{- fail (printf "request-router: unknown workload.kind %q; set workload.kind to StatefulSet or Deployment" (toString $v.workload.kind)) -}}
+{{- end -}}
+{{- if and (eq $v.workload.kind "Deployment") (gt (int $v.workload.replicas) 1) -}}
+{{- fail (printf "request-router: workload.kind=Deployment runs exactly one pod (its pods get generated names, so two could not each be reached by the name they advertise); set workload.replicas=1, or workload.kind=StatefulSet for %v replicas" $v.workload.replicas) -}}
+{{- end -}}
+{{- if and (eq $v.workload.kind "Deployment") $v.autoscaling.enabled -}}
+{{- fail "request-router: autoscaling needs workload.kind=StatefulSet (a Deployment runs exactly one pod with a stable identity); set autoscaling.enabled=false or workload.kind=StatefulSet" -}}
+{{- end -}}
+{{- if and $v.autoscaling.enabled (gt (int $v.autoscaling.minReplicas) (int $v.autoscaling.maxReplicas)) -}}
+{{- fail (printf "request-router: autoscaling.minReplicas (%v) exceeds autoscaling.maxReplicas (%v)" $v.autoscaling.minReplicas $v.autoscaling.maxReplicas) -}}
+{{- end -}}
+{{- if and (not (contains "{pod_name}" $v.router.quicDialAddress)) (gt (int (include "request-router.podCount" .)) 1) -}}
+{{- fail (printf "request-router: router.quicDialAddress %q is the same for every pod, so a worker that names one pod may reach another; use a per-pod address such as {pod_name}.%s.{namespace}.svc.cluster.local:50072, or run one pod" $v.router.quicDialAddress (include "request-router.headlessName" .)) -}}
 {{- end -}}
 {{- if and $v.workerRoutes.grpc.enabled (ne $v.workerRoutes.grpc.kind "GRPCRoute") -}}
 {{- fail (printf "request-router: workerRoutes.grpc.kind=%s would put worker gRPC on a plain TCP listener (cleartext); set workerRoutes.grpc.kind=GRPCRoute (HTTPS listener, TLS at the Gateway, h2c to 50071)" (toString $v.workerRoutes.grpc.kind)) -}}
@@ -182,6 +239,12 @@ metadata:
     {{- toYaml . | nindent 4 }}
   {{- end }}
 spec:
+  {{- if eq .Values.workload.kind "Deployment" }}
+  # The Deployment's one pod gets the stable identity <name>-0: with the headless Service as
+  # its subdomain it resolves as <name>-0.<headless>.<namespace>.svc like a StatefulSet pod.
+  hostname: {{ include "request-router.fullname" . }}-0
+  subdomain: {{ include "request-router.headlessName" . }}
+  {{- end }}
   serviceAccountName: {{ include "request-router.serviceAccountName" . }}
   automountServiceAccountToken: {{ .Values.serviceAccount.automountToken }}
   {{- with .Values.imagePullSecrets }}
@@ -201,10 +264,24 @@ spec:
       imagePullPolicy: {{ .Values.image.pullPolicy }}
       args:
         {{- include "request-router.args" . | nindent 8 }}
-      {{- with .Values.extraEnv }}
       env:
+        # The router expands {pod_name}/{namespace} in --advertised-hostname-template from these;
+        # Kubernetes expands $(POD_NAME)/$(POD_NAMESPACE) in the per-pod QUIC dial address.
+        - name: POD_NAME
+          {{- if eq .Values.workload.kind "Deployment" }}
+          value: {{ printf "%s-0" (include "request-router.fullname" .) | quote }}
+          {{- else }}
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.name
+          {{- end }}
+        - name: POD_NAMESPACE
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.namespace
+        {{- with .Values.extraEnv }}
         {{- toYaml . | nindent 8 }}
-      {{- end }}
+        {{- end }}
       ports:
         - name: grpc
           containerPort: 50071
@@ -218,13 +295,19 @@ spec:
         - name: metrics
           containerPort: 9090
           protocol: TCP
+      # /readyz answers 200 only while the router's TLS identity (certificate and key) is loaded
+      # and it is not draining, so a pod joins its Services once it can serve workers over TLS;
+      # /healthz answers 200 while the process serves HTTP.
       readinessProbe:
-        tcpSocket:
-          port: grpc
-        periodSeconds: 10
+        httpGet:
+          path: /readyz
+          port: http
+        periodSeconds: 5
+        failureThreshold: 2
       livenessProbe:
-        tcpSocket:
-          port: grpc
+        httpGet:
+          path: /healthz
+          port: http
         initialDelaySeconds: 15
         periodSeconds: 20
       securityContext:
