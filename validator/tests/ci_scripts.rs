@@ -75,7 +75,10 @@ fn the_helm_front_answers_helmfiles_version_call_for_helm_4() {
         .expect("ci/tools.lock has HELM_VERSION");
     assert!(pinned.starts_with("v4."), "the pinned helm is Helm 4: {pinned}");
     let run = |bin: &str, args: &[&str]| {
-        let out = std::process::Command::new(repo().join(bin)).args(args).output().unwrap();
+        let out = std::process::Command::new(repo().join(bin))
+            .args(args)
+            .output()
+            .unwrap();
         (
             out.status.success(),
             String::from_utf8_lossy(&out.stdout).trim().to_string(),
@@ -86,7 +89,10 @@ fn the_helm_front_answers_helmfiles_version_call_for_helm_4() {
     let (ok, _, err) = run(".tools/libexec/helm", &["version", "--client", "--short"]);
     assert!(!ok && err.contains("unknown flag: --client"), "{err}");
     let (ok, real, _) = run(".tools/bin/helm", &["version", "--short"]);
-    assert!(ok && real.starts_with(&format!("{pinned}+")), "front passes through: {real}");
+    assert!(
+        ok && real.starts_with(&format!("{pinned}+")),
+        "front passes through: {real}"
+    );
     let (ok, answer, _) = run(".tools/bin/helm", &["version", "--client", "--short"]);
     assert!(ok, "the front answers helmfile's call");
     assert_eq!(
