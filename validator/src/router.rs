@@ -497,6 +497,37 @@ pub fn routers(g: &Graph) -> Vec<RouterWorkload<'_>> {
     out
 }
 
+/// At most this many replicas' advertised names are checked (the count is read from input).
+pub const MAX_REPLICAS_CHECKED: u64 = 1024;
+
+/// The names the router's pods advertise (`--advertised-hostname-template`, `{pod_name}` expanded
+/// to each pod's name ([`pod_name`]), `{namespace}` to the workload's namespace), for every pod the
+/// workload (and an autoscaler targeting it, [`pod_count`]) can run, at most
+/// [`MAX_REPLICAS_CHECKED`]; workers send them as HTTP/2 `:authority` on the gRPC leg while TLS
+/// (SNI) uses the dial host.
+pub fn advertised_names(g: &Graph, router: &RouterWorkload<'_>) -> Vec<String> {
+    let Some(template) = router.flag(ADVERTISED_HOSTNAME_TEMPLATE).filter(|t| !t.is_empty()) else {
+        return Vec::new();
+    };
+    let obj = router.obj;
+    let ns = obj.namespace.as_deref().unwrap_or("default");
+    if !template.contains(POD_NAME_PLACEHOLDER) {
+        return vec![template.replace("{namespace}", ns).to_ascii_lowercase()];
+    }
+    let count = pod_count(g, obj).clamp(1, MAX_REPLICAS_CHECKED);
+    let mut names: Vec<String> = (0..count)
+        .filter_map(|i| pod_name(obj, &router.pod_name, i))
+        .map(|pod| {
+            template
+                .replace(POD_NAME_PLACEHOLDER, &pod)
+                .replace("{namespace}", ns)
+                .to_ascii_lowercase()
+        })
+        .collect();
+    names.dedup();
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

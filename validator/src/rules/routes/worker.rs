@@ -61,7 +61,7 @@ impl RouterWorkload<'_> {
         }
         // Some pod of the workload (a per-pod Service selects one by a label its controller sets).
         // The first ordinals suffice: per-pod labels differ only in the ordinal.
-        let count = router::pod_count(graph, self.obj).clamp(1, MAX_REPLICAS_CHECKED);
+        let count = router::pod_count(graph, self.obj).clamp(1, router::MAX_REPLICAS_CHECKED);
         let selects = match svc.at("/spec/selector").and_then(Value::as_object) {
             Some(sel) if !sel.is_empty() => (0..count).any(|i| {
                 let labels = router::pod_labels(self.obj, i);
@@ -285,39 +285,6 @@ fn check_leg(graph: &Graph, router: &RouterWorkload<'_>, leg: &Leg, raw: &str) -
     )
 }
 
-/// At most this many replicas' advertised names are checked (the count is read from input).
-const MAX_REPLICAS_CHECKED: u64 = 1024;
-
-/// The names the router's pods advertise (`--advertised-hostname-template`, `{pod_name}` expanded
-/// to each pod's name (`crate::router::pod_name`), `{namespace}` to the workload's namespace), for
-/// every pod the workload (and an autoscaler targeting it) can run; workers send them as HTTP/2
-/// `:authority` on the gRPC leg while TLS (SNI) uses the dial host.
-fn advertised_names(graph: &Graph, router: &RouterWorkload<'_>) -> Vec<String> {
-    let Some(template) = router
-        .flag(router::ADVERTISED_HOSTNAME_TEMPLATE)
-        .filter(|t| !t.is_empty())
-    else {
-        return Vec::new();
-    };
-    let obj = router.obj;
-    let ns = ns_of(obj);
-    if !template.contains("{pod_name}") {
-        return vec![template.replace("{namespace}", ns).to_ascii_lowercase()];
-    }
-    let count = router::pod_count(graph, obj).clamp(1, MAX_REPLICAS_CHECKED);
-    let mut names: Vec<String> = (0..count)
-        .filter_map(|i| router::pod_name(obj, &router.pod_name, i))
-        .map(|pod| {
-            template
-                .replace("{pod_name}", &pod)
-                .replace("{namespace}", ns)
-                .to_ascii_lowercase()
-        })
-        .collect();
-    names.dedup();
-    names
-}
-
 /// Gateway API: the hostnames a route matches requests against on listener `l` are the
 /// intersection of its `hostnames` with the listener's hostname (either side unset: the other;
 /// both unset: any host). `None` stands for "any host".
@@ -346,7 +313,7 @@ fn unroutable_authority(
     l: &Listener<'_>,
     listen: u64,
 ) -> Option<String> {
-    let names = advertised_names(graph, router);
+    let names = router::advertised_names(graph, router);
     if names.is_empty() {
         return None;
     }
