@@ -109,7 +109,7 @@ pub const MAX_CONFIG_VALUE: usize = 60;
 /// private key, or a run of 32 or more base64/hex characters mixing letters and digits (a key or
 /// token pasted into the wrong field). Such values are never echoed.
 pub fn key_like(s: &str) -> bool {
-    if crate::pki::keys::key_material(s).is_some()
+    if crate::meaning::keys::find(s).is_some()
         || s.contains("-----BEGIN")
         || s.to_ascii_uppercase().contains("PRIVATE KEY")
     {
@@ -177,6 +177,12 @@ pub fn tool_output(s: &str) -> String {
     cap(&lines.join("\n"), MAX_MESSAGE)
 }
 
+/// What kind of private key material `s` holds, if any, recognised by parsing in any encoding
+/// (`crate::meaning::keys`). Never returns any of the content.
+pub fn key_material(s: &str) -> Option<&'static str> {
+    crate::meaning::keys::find(s).map(|k| k.describe())
+}
+
 /// Every place (a dotted path below `root`) in `v` whose string holds private key material, with
 /// what it holds. Iterative, so a deeply nested value cannot exhaust the stack.
 pub fn key_places(v: &Value, root: &str) -> Vec<(String, &'static str)> {
@@ -192,7 +198,7 @@ pub fn key_places(v: &Value, root: &str) -> Vec<(String, &'static str)> {
         };
         match v {
             Value::String(s) => {
-                if let Some(what) = crate::pki::keys::key_material(s) {
+                if let Some(what) = key_material(s) {
                     out.push((path, what));
                 }
             }
@@ -203,7 +209,7 @@ pub fn key_places(v: &Value, root: &str) -> Vec<(String, &'static str)> {
             }
             Value::Object(m) => {
                 for (k, c) in m.iter().rev() {
-                    if crate::pki::keys::key_material(k).is_some() {
+                    if key_material(k).is_some() {
                         out.push((join("<key>"), "a PEM private key block (as a map key)"));
                     }
                     stack.push((join(&cap(k, 60)), c));

@@ -16,42 +16,19 @@ use std::path::{Path, PathBuf};
 use syn::visit::Visit;
 
 /// Bottom to top. A module may use its own layer (without a cycle) and the layers below it.
+#[rustfmt::skip]
 const LAYERS: &[(&str, &[&str], &str)] = &[
-    (
-        "Yaml",
-        &["pki", "redact", "yaml"],
-        "leaf libraries: text, echo limits, key material, X.509",
-    ),
-    (
-        "Tools",
-        &["tools"],
-        "running helm/helmfile; their output, paths, build documents",
-    ),
-    ("Stack", &["stack"], "helmfile state model, lock, Options"),
-    (
-        "Render",
-        &["pipeline", "render"],
-        "rendered docs, Provenance, ReleaseStatus, cache",
-    ),
-    (
-        "Model",
-        &["finding", "graph", "router"],
-        "objects, kinds, findings, queries over objects",
-    ),
-    (
-        "Policy",
-        &["policy", "schema", "scope"],
-        "validated settings, kind scopes, schemas",
-    ),
-    ("Rules", &["rules"], "pure checks over Ctx"),
-    ("Sink", &["fold", "sink"], "severities, overrides, waivers, folding"),
+    ("Yaml",   &["meaning", "pki", "redact", "yaml"], "leaf libraries: text, values by meaning, echo limits, X.509"),
+    ("Tools",  &["tools"], "running helm/helmfile; their output, paths, build documents"),
+    ("Stack",  &["stack"], "helmfile state model, lock, Options"),
+    ("Render", &["pipeline", "render"], "rendered docs, Provenance, ReleaseStatus, cache"),
+    ("Model",  &["finding", "graph", "router"], "objects, kinds, findings, queries over objects"),
+    ("Policy", &["policy", "schema", "scope"], "validated settings, kind scopes, schemas"),
+    ("Rules",  &["rules"], "pure checks over Ctx"),
+    ("Sink",   &["fold", "sink"], "severities, overrides, waivers, folding"),
     ("Report", &["diagram", "report"], "formats, Report, pictures"),
     ("Engine", &["engine"], "the order of a run"),
-    (
-        "Cli",
-        &["commands", "probe"],
-        "subcommands (main.rs: flags, exit codes)",
-    ),
+    ("Cli",    &["commands", "probe"], "subcommands (main.rs: flags, exit codes)"),
 ];
 
 /// Test-only modules: above every layer, usable only from test code.
@@ -457,7 +434,7 @@ fn violations(top: &BTreeSet<String>, uses: &[Use]) -> Vec<String> {
 fn picture() -> String {
     let mut s = String::from("```text\n");
     for (name, mods, what) in LAYERS.iter().rev() {
-        s.push_str(&format!("{name:<7} {:<25} {what}\n", mods.join(", ")));
+        s.push_str(&format!("{name:<7} {:<27} {what}\n", mods.join(", ")));
     }
     s.push_str("```\n");
     s

@@ -6,7 +6,6 @@
 //! is reported without echoing a single byte of it.
 
 pub mod fingerprint;
-pub mod keys;
 pub mod names;
 pub mod verify;
 

@@ -34,8 +34,7 @@ pub static RULES: &[Rule] = &[
 
 #[cfg(test)]
 mod tests {
-    use crate::pki::keys::key_material;
-    use crate::redact::key_places;
+    use crate::redact::{key_material, key_places};
 
     pub(super) fn pem_key() -> String {
         // Structure only: the gate looks for the armour, not for a valid key.
