@@ -161,6 +161,13 @@ pub fn check_fixtures(family: &str, rules: &[Rule], silent: Silent) -> Vec<Fixtu
             if mine.is_empty() {
                 failures.push(format!("{file}: expected {} to fire; got {findings:#?}", rule.id));
             }
+            // A firing fixture states what it must produce (tests/fixtures.rs also checks that
+            // every finding of its rule is one it states).
+            if !header.iter().any(|l| l.starts_with("# expect: ")) {
+                failures.push(format!(
+                    "{file}: states no expected finding (`# expect: TEXT` header line)"
+                ));
+            }
             for want in header.iter().filter_map(|l| l.strip_prefix("# expect: ")) {
                 let hit = mine
                     .iter()
@@ -313,4 +320,22 @@ pub fn run_state(
 ) -> Vec<Finding> {
     let g = Graph::new("default", Vec::new());
     (rule.check)(&state_ctx(&g, policy, stack, state, status))
+}
+
+/// The developer opt-out of [`require`]: set on a machine that lacks a kernel feature or a tool
+/// to let the tests that need it end early (saying so) instead of failing. Never set in `ci/test`.
+pub const ALLOW_MISSING: &str = "NVCF_TESTS_ALLOW_MISSING";
+
+/// Whether a test's precondition (a kernel feature, a tool) holds. When it does not, the test
+/// FAILS naming what is missing, so a runner without it cannot pass by testing nothing; only
+/// with [`ALLOW_MISSING`] set does this print why and return `false` (the caller returns).
+pub fn require(what: &str, present: bool) -> bool {
+    if present {
+        return true;
+    }
+    if std::env::var_os(ALLOW_MISSING).is_some_and(|v| !v.is_empty()) {
+        eprintln!("{what} is missing here; {ALLOW_MISSING} is set, so this test checks nothing");
+        return false;
+    }
+    panic!("{what} is missing on this machine, so this test cannot run; install/enable it, or set {ALLOW_MISSING}=1 to let it end early on a developer machine (never in CI)");
 }
