@@ -256,13 +256,21 @@ fn openbao_bootstrap_certificate_names_every_peer() {
 
 #[test]
 fn router_is_operator_grade() {
+    // A Deployment runs exactly one pod (a stable identity, docs/scaling.md), in every environment.
     let cases = ENVIRONMENTS
         .iter()
         .map(|e| (*e, "StatefulSet"))
-        .chain([("default", "Deployment")]);
+        .chain(ENVIRONMENTS.iter().map(|e| (*e, "Deployment")));
     for (env, kind) in cases {
         {
-            let objs = render_local(env, &["--state-values-set", &format!("router.workloadKind={kind}")]);
+            let replicas = if kind == "Deployment" { "1" } else { "2" };
+            let objs = render_local(
+                env,
+                &[
+                    "--state-values-set",
+                    &format!("router.workloadKind={kind},router.replicas={replicas}"),
+                ],
+            );
             let w = object(&objs, kind, "request-router");
             let tag = w["spec"]["template"]["spec"]["containers"][0]["image"]
                 .as_str()
