@@ -7,6 +7,7 @@
 //! Adding a rule to a family touches the rule file, its markdown, the family's `RULES`, its
 //! fixtures and snapshots; adding a family adds its folder and one line to `registry()`.
 
+pub mod identity;
 pub mod insecure;
 pub mod ownership;
 pub mod pinning;
@@ -150,6 +151,7 @@ pub fn registry() -> Vec<&'static Rule> {
         .chain(insecure::RULES)
         .chain(pki::RULES)
         .chain(routes::RULES)
+        .chain(identity::RULES)
         .chain(render::RULES)
         .chain(secrets::RULES)
         .chain(schema::RULES)

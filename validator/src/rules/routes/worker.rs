@@ -287,7 +287,7 @@ fn check_leg(graph: &Graph, router: &RouterWorkload<'_>, leg: &Leg, raw: &str) -
 /// Gateway API: the hostnames a route matches requests against on listener `l` are the
 /// intersection of its `hostnames` with the listener's hostname (either side unset: the other;
 /// both unset: any host). `None` stands for "any host".
-fn effective_hostnames(l: &Listener<'_>, route: &[&str]) -> Option<Vec<String>> {
+pub(crate) fn effective_hostnames(l: &Listener<'_>, route: &[&str]) -> Option<Vec<String>> {
     match (l.match_hostname().filter(|h| !h.is_empty()), route.is_empty()) {
         (None, true) => None,
         (Some(lh), true) => Some(vec![lh.to_ascii_lowercase()]),
