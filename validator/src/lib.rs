@@ -12,6 +12,7 @@ pub mod meaning;
 pub mod model;
 pub mod pipeline;
 pub mod pki;
+pub mod pod_shape;
 pub mod policy;
 pub mod probe;
 pub mod redact;
