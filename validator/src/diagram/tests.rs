@@ -222,7 +222,7 @@ fn an_uncovered_advertised_name_marks_the_presents_edges() {
     let d = picture(&broken);
     assert_eq!(
         marks_of(&d, "StatefulSet nvcf/request-router", "presents", "advertised name"),
-        ["san-covers-advertised-name", "san-covers-advertised-name"]
+        ["san-covers-advertised-name"]
     );
 }
 
