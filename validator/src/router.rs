@@ -398,6 +398,10 @@ pub fn routers(g: &Graph) -> Vec<RouterWorkload<'_>> {
 }
 
 #[cfg(test)]
+#[path = "router_flag_tests.rs"]
+mod flag_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::policy::Policy;
