@@ -102,6 +102,9 @@ pub fn key_places(v: &Value, root: &str) -> Vec<(String, &'static str)> {
 }
 
 #[cfg(test)]
+mod key_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
