@@ -244,7 +244,7 @@ fn state_is_plain_yaml_with_exact_upstream_versions() {
     );
     assert!(!state.contains("devel:"), "no devel: in helmfile.yaml");
     let lock = read("charts.lock.yaml");
-    for (release, version) in [("cert-manager", "v1.19.1"), ("openbao", "0.29.2")] {
+    for (release, version) in [("cert-manager", "v1.21.2"), ("openbao", "0.29.2")] {
         assert!(
             state.contains(&format!("version: {version}")),
             "helmfile.yaml pins {release} {version}"
@@ -926,6 +926,23 @@ guard!(pki_refuses_empty_trust_bundle, "nvcf-pki", ["--set", "trustBundle.pem="]
     "nvcf-pki: trustBundle.pem is empty; set it to the PEM of the CA certificate(s) workers must trust (mode managed: the exported OpenBao root, see docs/stack.md)");
 guard!(pki_refuses_trust_bundle_without_certificates, "nvcf-pki", ["--set", "trustBundle.pem=not a certificate"],
     "nvcf-pki: trustBundle.pem holds no CERTIFICATE block; set it to the PEM of the CA certificate(s) workers must trust");
+
+#[test]
+fn the_example_material_marker_is_rendered_only_when_asked_for() {
+    let marker = "nvcf.io/example-material: allowed";
+    let out = helm_template("nvcf-pki", &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(marker));
+    let out = helm_template("nvcf-pki", &["--set".into(), "trustBundle.exampleMaterial=true".into()]);
+    assert!(out.status.success(), "{}", text(&out));
+    // On the trust bundle and on the worker profile.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).matches(marker).count(),
+        2,
+        "{}",
+        text(&out)
+    );
+}
 
 #[test]
 fn pki_refuses_a_private_key_in_the_trust_bundle() {

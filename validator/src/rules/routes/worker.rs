@@ -8,7 +8,6 @@ use crate::finding::Finding;
 use crate::graph::{Graph, Object};
 use crate::router::{self, RouterWorkload};
 use serde_json::Value;
-use std::net::IpAddr;
 
 /// One of the two worker legs.
 struct Leg {
@@ -145,11 +144,11 @@ pub fn parse_addr(raw: &str) -> Addr {
 /// Workers inside the cluster reach this host without a Gateway: cluster DNS names, single-label
 /// names, loopback, or the in-cluster name of a Service of the graph.
 pub fn in_cluster(graph: &Graph, host: &str) -> bool {
-    if host.is_empty() || host == "localhost" {
+    if host.is_empty() || crate::meaning::host::is_loopback(host) {
         return true;
     }
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return ip.is_loopback();
+    if crate::meaning::host::ip(host).is_some() {
+        return false;
     }
     if !host.contains('.')
         || [".svc", ".svc.cluster.local", ".cluster.local"]
@@ -283,35 +282,6 @@ fn check_leg(graph: &Graph, router: &RouterWorkload<'_>, leg: &Leg, raw: &str) -
     )
 }
 
-/// At most this many replicas' advertised names are checked (the count is read from input).
-const MAX_REPLICAS_CHECKED: u64 = 1024;
-
-/// The names the router's pods advertise (`--advertised-hostname-template`, `{pod_name}` expanded
-/// to `<workload>-<ordinal>` per replica, `{namespace}` to the workload's namespace); workers send
-/// them as HTTP/2 `:authority` on the gRPC leg while TLS (SNI) uses the dial host.
-fn advertised_names(router: &RouterWorkload<'_>) -> Vec<String> {
-    let Some(template) = router
-        .flag(router::ADVERTISED_HOSTNAME_TEMPLATE)
-        .filter(|t| !t.is_empty())
-    else {
-        return Vec::new();
-    };
-    let obj = router.obj;
-    let ns = ns_of(obj);
-    if !template.contains("{pod_name}") {
-        return vec![template.replace("{namespace}", ns).to_ascii_lowercase()];
-    }
-    let replicas = obj.at("/spec/replicas").and_then(Value::as_u64).unwrap_or(1);
-    (0..replicas.clamp(1, MAX_REPLICAS_CHECKED))
-        .map(|i| {
-            template
-                .replace("{pod_name}", &format!("{}-{i}", obj.name))
-                .replace("{namespace}", ns)
-                .to_ascii_lowercase()
-        })
-        .collect()
-}
-
 /// Gateway API: the hostnames a route matches requests against on listener `l` are the
 /// intersection of its `hostnames` with the listener's hostname (either side unset: the other;
 /// both unset: any host). `None` stands for "any host".
@@ -333,7 +303,7 @@ fn effective_hostnames(l: &Listener<'_>, route: &[&str]) -> Option<Vec<String>> 
 /// reason; `None` when every advertised name is routed (or none is advertised).
 fn unroutable_authority(router: &RouterWorkload<'_>, l: &Listener<'_>, route_hosts: &[&str]) -> Option<String> {
     let effective = effective_hostnames(l, route_hosts)?;
-    let names = advertised_names(router);
+    let names = router::advertised_names(router);
     let missing: Vec<&String> = names
         .iter()
         .filter(|n| !effective.iter().any(|e| pattern_matches(e, n)))
