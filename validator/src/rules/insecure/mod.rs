@@ -414,8 +414,8 @@ mod value_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ReleaseStatus;
     use crate::policy::Policy;
+    use crate::render::ReleaseStatus;
     use crate::stack::Stack;
     use crate::testkit::*;
 
