@@ -22,7 +22,7 @@ const LAYERS: &[(&str, &[&str], &str)] = &[
     ("Tools",  &["tools"], "running helm/helmfile; their output, paths, build documents"),
     ("Stack",  &["stack"], "helmfile state model, lock, Options"),
     ("Render", &["pipeline", "render"], "rendered docs, Provenance, ReleaseStatus, cache"),
-    ("Model",  &["finding", "graph", "router"], "objects, kinds, findings, queries over objects"),
+    ("Model",  &["finding", "graph", "pod_shape", "router"], "objects, kinds, pod shapes, findings, queries over objects"),
     ("Policy", &["policy", "schema", "scope"], "validated settings, kind scopes, schemas"),
     ("Rules",  &["rules"], "pure checks over Ctx"),
     ("Sink",   &["fold", "sink"], "severities, overrides, waivers, folding"),
@@ -437,7 +437,7 @@ fn violations(top: &BTreeSet<String>, uses: &[Use]) -> Vec<String> {
 fn picture() -> String {
     let mut s = String::from("```text\n");
     for (name, mods, what) in LAYERS.iter().rev() {
-        s.push_str(&format!("{name:<7} {:<27} {what}\n", mods.join(", ")));
+        s.push_str(&format!("{name:<7} {:<33} {what}\n", mods.join(", ")));
     }
     s.push_str("```\n");
     s
