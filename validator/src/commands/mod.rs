@@ -6,4 +6,5 @@ pub mod cert;
 pub mod fingerprint;
 pub mod graph;
 pub mod probe;
+pub mod probe_profile;
 pub mod profile;
