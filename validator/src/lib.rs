@@ -8,6 +8,7 @@ pub mod engine;
 pub mod finding;
 pub mod fold;
 pub mod graph;
+pub mod meaning;
 pub mod model;
 pub mod pipeline;
 pub mod pki;

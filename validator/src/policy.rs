@@ -106,6 +106,12 @@ pub struct Settings {
     /// kind without one is a `schema-valid` finding instead of a coverage note.
     #[serde(default)]
     pub require_schemas: Vec<String>,
+    /// What a version tag of an image looks like (`image-pinned`): a regular expression the whole
+    /// tag must match (`\d{8}-[0-9a-f]{7}` for date-and-commit tags). Unset: the default shape of
+    /// `crate::meaning::tags` (some part is `MAJOR.MINOR` or longer). A tag that is not a
+    /// version is a moving tag.
+    #[serde(default)]
+    pub image_version_tag: Option<String>,
 }
 
 fn default_local_chart_roots() -> Vec<String> {
@@ -140,6 +146,7 @@ impl Default for Settings {
             kubernetes_version: None,
             crd_files: Vec::new(),
             require_schemas: Vec::new(),
+            image_version_tag: None,
         }
     }
 }
@@ -418,6 +425,12 @@ impl Policy {
                 .reason
                 .filter(|r| !r.trim().is_empty())
                 .ok_or_else(|| anyhow!("{here}: waiver #{n} ({rule}) has no `reason`; every waiver must say why"))?;
+            if !crate::meaning::text::says_something(&reason) {
+                bail!(
+                    "{here}: waiver #{n} ({rule}): its `reason` has no words (only blanks, punctuation or invisible \
+                     characters such as zero-width spaces); every waiver must say why in words"
+                );
+            }
             let expires_raw = w.expires.ok_or_else(|| {
                 anyhow!("{here}: waiver #{n} ({rule}) has no `expires` date (YYYY-MM-DD); waivers must expire")
             })?;
@@ -442,8 +455,17 @@ impl Policy {
                 line: doc.line(&item),
             });
         }
+        if let Some(shape) = &settings.image_version_tag {
+            if let Err(e) = crate::meaning::tags::compile_shape(shape) {
+                bail!(
+                    "{}: settings.imageVersionTag `{}` {e}; give a regular expression a version tag matches",
+                    at("/settings/imageVersionTag"),
+                    config_value(shape)
+                );
+            }
+        }
         for (i, a) in settings.plaintext_allowed.iter().enumerate() {
-            if a.reason.trim().is_empty() || a.host.trim().is_empty() {
+            if !crate::meaning::text::says_something(&a.reason) || a.host.trim().is_empty() {
                 bail!(
                     "{}: settings.plaintextAllowed entry `{}` needs a host and a reason; every accepted plaintext endpoint must say why",
                     at(&format!("/settings/plaintextAllowed/{i}")),
@@ -800,6 +822,15 @@ mod tests {
             (
                 "{rule: image-pinned, target: {name: x}, reason: ' ', expires: 2027-01-01}",
                 "has no `reason`",
+            ),
+            // Zero-width spaces, a word joiner and a byte order mark: invisible, not words.
+            (
+                "{rule: image-pinned, target: {name: x}, reason: \"\\u200B\\u200B\\u2060\\uFEFF\", expires: 2027-01-01}",
+                "its `reason` has no words",
+            ),
+            (
+                "{rule: image-pinned, target: {name: x}, reason: '...', expires: 2027-01-01}",
+                "its `reason` has no words",
             ),
             ("{rule: image-pinned, target: {name: x}, reason: r}", "has no `expires`"),
         ] {

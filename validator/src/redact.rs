@@ -107,7 +107,7 @@ pub const MAX_CONFIG_VALUE: usize = 60;
 /// private key, or a run of 32 or more base64/hex characters mixing letters and digits (a key or
 /// token pasted into the wrong field). Such values are never echoed.
 pub fn key_like(s: &str) -> bool {
-    if crate::rules::secrets::key_material(s).is_some()
+    if crate::meaning::keys::find(s).is_some()
         || s.contains("-----BEGIN")
         || s.to_ascii_uppercase().contains("PRIVATE KEY")
     {

@@ -33,34 +33,10 @@ pub static RULES: &[Rule] = &[
 },
 ];
 
-/// Longest string inspected for base64-wrapped key material (larger values are still searched
-/// for a PEM header, but not decoded).
-const MAX_DECODE: usize = 1 << 20;
-
-/// What kind of private key material `s` holds, if any: a PEM private key block, or base64 that
-/// decodes to one (Kubernetes Secret `data`). Never returns any of the content.
+/// What kind of private key material `s` holds, if any, recognised by parsing in any encoding
+/// (`crate::meaning::keys`). Never returns any of the content.
 pub fn key_material(s: &str) -> Option<&'static str> {
-    if has_pem_key(s.as_bytes()) {
-        return Some("a PEM private key block");
-    }
-    let t = s.trim();
-    if t.len() >= 64
-        && t.len() <= MAX_DECODE
-        && t.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=' || b.is_ascii_whitespace())
-    {
-        if let Some(bytes) = crate::pki::decode_base64(t) {
-            if has_pem_key(&bytes) {
-                return Some("a base64-encoded PEM private key block");
-            }
-        }
-    }
-    None
-}
-
-fn has_pem_key(b: &[u8]) -> bool {
-    const END: &[u8] = b"PRIVATE KEY-----";
-    b.windows(END.len()).any(|w| w == END) && b.windows(11).any(|w| w == b"-----BEGIN ")
+    crate::meaning::keys::find(s).map(|k| k.describe())
 }
 
 /// Every place (a dotted path below `root`) in `v` whose string holds private key material, with
