@@ -1,6 +1,7 @@
 //! The helmfile state model: environments, releases, repositories, needs, chart references and
 //! where each release is declared. Built from the real `helmfile build` output (see `load`).
 
+pub mod complete;
 pub mod failure;
 pub mod load;
 pub mod loader;
@@ -153,4 +154,13 @@ impl Release {
     pub fn is_remote(&self) -> bool {
         !matches!(self.chart_ref, ChartRef::Local { .. })
     }
+}
+
+/// How a run treats remote charts; loading and rendering both read it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub offline: bool,
+    pub chart_mirror: Option<PathBuf>,
+    /// The chart lock file beside the entry state (the policy's `settings.lockFile`).
+    pub lock_file: String,
 }

@@ -411,8 +411,8 @@ fn is_openbao(r: &Release) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ReleaseStatus;
     use crate::policy::Policy;
+    use crate::render::ReleaseStatus;
     use crate::stack::Stack;
     use crate::testkit::*;
 

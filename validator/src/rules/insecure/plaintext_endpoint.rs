@@ -840,8 +840,8 @@ mod tests {
     use super::super::tests::*;
     use super::*;
     use crate::graph::Graph;
-    use crate::model::ReleaseStatus;
     use crate::policy::Policy;
+    use crate::render::ReleaseStatus;
 
     use crate::testkit::*;
     use serde_json::json;

@@ -15,7 +15,7 @@ fn image_findings(env: &str, image: &str, policy: &Policy) -> Vec<Finding> {
 }
 
 fn policy(yaml: &str) -> Policy {
-    Policy::parse(yaml, "p.yaml").unwrap()
+    Policy::parse(yaml, "p.yaml", crate::rules::family_of).unwrap()
 }
 
 #[test]
