@@ -8,3 +8,4 @@ pub mod graph;
 pub mod probe;
 pub mod probe_profile;
 pub mod profile;
+pub mod readiness;
