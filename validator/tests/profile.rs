@@ -56,12 +56,22 @@ fn stack() -> tempfile::TempDir {
 fn use_real_root(dir: &Path, ca: &Root) {
     std::fs::create_dir_all(dir.join("pki")).unwrap();
     std::fs::write(dir.join("pki/root.pem"), &ca.pem).unwrap();
-    for f in ["base.yaml", "customer-issuer.yaml", "customer-secret.yaml"] {
+    for f in [
+        "base.yaml",
+        "default.yaml",
+        "split-cluster.yaml",
+        "customer-issuer.yaml",
+        "customer-secret.yaml",
+    ] {
         let p = dir.join("values").join(f);
         let text = std::fs::read_to_string(&p).unwrap();
         let mut out = String::new();
         for line in text.lines() {
-            if line.trim_start().starts_with("trustBundleFile:") {
+            if line.trim_start().starts_with("allowExampleMaterial:") {
+                // A real root: no longer a demonstration environment (issue 25's marker off).
+                let indent = &line[..line.len() - line.trim_start().len()];
+                out.push_str(&format!("{indent}allowExampleMaterial: false\n"));
+            } else if line.trim_start().starts_with("trustBundleFile:") {
                 let indent = &line[..line.len() - line.trim_start().len()];
                 out.push_str(&format!("{indent}trustBundleFile: pki/root.pem\n"));
             } else {
@@ -69,7 +79,10 @@ fn use_real_root(dir: &Path, ca: &Root) {
                 out.push('\n');
             }
         }
-        assert_ne!(text, out, "{f} sets trustBundleFile");
+        assert!(
+            text.contains("trustBundleFile:") || text.contains("allowExampleMaterial:"),
+            "{f}"
+        );
         std::fs::write(p, out).unwrap();
     }
     let policy_path = dir.join("validator-policy.yaml");
@@ -229,17 +242,25 @@ fn every_environment_gets_a_profile_nvcf_cli_accepts() {
 #[test]
 fn the_committed_example_root_is_refused() {
     let dir = stack();
+    // As committed: the bundle carries issue 25's nvcf.io/example-material marker.
     for env in ["default", "customer-issuer"] {
         let out = dir.path().join("p.yaml");
         let o = profile(dir.path(), &["-e", env, "-o", out.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(2), "{env}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("committed under examples/"),
-            "{env}: {}",
-            stderr(&o)
-        );
+        assert!(stderr(&o).contains("nvcf.io/example-material"), "{env}: {}", stderr(&o));
         assert!(!out.exists(), "nothing is written");
     }
+    // The same example root without the marker: the gate refuses the environment (exit 1).
+    let vals = dir.path().join("values/default.yaml");
+    let text = std::fs::read_to_string(&vals).unwrap();
+    std::fs::write(
+        &vals,
+        text.replace("allowExampleMaterial: true", "allowExampleMaterial: false"),
+    )
+    .unwrap();
+    let o = profile(dir.path(), &["-e", "default"]);
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
 }
 
 #[test]
