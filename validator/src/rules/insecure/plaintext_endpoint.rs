@@ -80,7 +80,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                 );
             }
             let mut dialed: Vec<String> = Vec::new();
-            for (place, cmds) in commands(c) {
+            for (place, cmds) in commands(Some(ctx.graph), obj.namespace.as_deref().unwrap_or(""), c) {
                 for cmd in cmds.iter().filter(|c| !c.prints()) {
                     // curl and wget take the URL as an argument, never as a flag's value.
                     let url_client = matches!(cmd.name(), "curl" | "wget");
@@ -182,7 +182,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
 /// -dev`), or after a `bao`/`vault`/`openbao` binary anywhere on the command line (`sh -c "exec
 /// vault server -dev"`). The dev server's listener is plaintext.
 fn dev_server(c: &Value) -> Option<String> {
-    let (_, cmds) = commands(c).into_iter().next()?;
+    let (_, cmds) = commands(None, "", c).into_iter().next()?;
     let args_only = args_only(c);
     for (i, cmd) in cmds.iter().enumerate() {
         let a = &cmd.argv;
