@@ -27,15 +27,29 @@ pub fn load_and_render(
     let cache = if use_cache { cache::Cache::open() } else { None };
     let entry_rel = load::relative(&entry, &root);
     let tree = if cache.is_some() {
-        cache::tree_hash(&root)?
+        cache::Tree::scan(&root)?
     } else {
-        String::new()
+        cache::Tree::default()
     };
     let mirror = match &opts.chart_mirror {
         Some(d) => crate::render::mirror_fingerprint(d)?,
         None => "-".into(),
     };
     let mode = format!("offline={} mirror={mirror}", opts.offline);
+    // The binaries that would render (found, never started) and the lock as read.
+    let binaries = match &cache {
+        Some(c) => {
+            let found = tools::Tools::locate(&root).ok();
+            format!(
+                "helmfile={} helm={}",
+                cache::binary_identity(c, found.as_ref().map(|t| t.helmfile.as_path())),
+                cache::binary_identity(c, found.as_ref().map(|t| t.helm.as_path())),
+            )
+        }
+        None => String::new(),
+    };
+    let lock_read = format!("{:?} {lock:?}", opts.lock_file);
+    let tree_hash = cache::key(&[&tree.hash, &binaries, &lock_read]);
 
     // Tools: with a mirror, helmfile gets a helm front that serves OCI pulls from it; offline
     // both run sealed (no network, no kubeconfig, no user helm config) and the front answers
@@ -46,7 +60,7 @@ pub fn load_and_render(
 
     // Load: the environments (helmfile's own list, from a load of `default`), and (below, per
     // environment) each state model.
-    let names_key = cache::key(&[&tree, &entry_rel, "environments"]);
+    let names_key = cache::key(&[&tree_hash, &entry_rel, "environments"]);
     let inputs = Inputs {
         entry: &entry,
         root: &root,
@@ -64,7 +78,7 @@ pub fn load_and_render(
     // One environment, through the cache. `loaded` sees its load before it renders (`None`:
     // nothing to tell; the cache is then read as well).
     let one = |env: &str, loaded: Option<&mut dyn FnMut(&loader::Built)>| -> Result<EnvRender> {
-        let key = cache::key(&[&tree, &entry_rel, env, &mode]);
+        let key = cache::key(&[&tree_hash, &entry_rel, env, &mode]);
         if let Some(hit) = cache
             .as_ref()
             .filter(|_| loaded.is_none())
@@ -84,7 +98,7 @@ pub fn load_and_render(
             Err(e) => failed_env(&inputs, env, e),
         };
         if let (Some(c), None) = (&cache, &r.render_error) {
-            c.put(&key, &r)?;
+            c.put(&key, &cache::deps(&root, &r.state)?, &r)?;
         }
         if progress {
             eprintln!(
@@ -131,16 +145,23 @@ pub fn load_and_render(
             })
             .collect();
         let names = rx.recv().ok();
-        if let (Some(n), Some(c)) = (&names, &cache) {
-            c.put(&names_key, n)?;
-        }
+        // The names come from the `default` load: stored with its inputs outside the tree
+        // once it is rendered (below).
+        let names_deps = |d: &Result<EnvRender>| match d {
+            Ok(r) if r.render_error.is_none() => cache::deps(&root, &r.state),
+            _ => Ok(None),
+        };
+        let loaded_names = names.clone();
         let names = names.unwrap_or_else(|| vec!["default".to_string()]);
         for env in names.iter().filter(|n| *n != "default" && !guessed.contains(n)) {
             let e = env.clone();
             handles.push((env.clone(), s.spawn(move || one(&e, None))));
         }
-        let mut done: Vec<(String, Result<EnvRender>)> =
-            vec![("default".to_string(), default.join().expect("render thread panicked"))];
+        let default = default.join().expect("render thread panicked");
+        if let (Some(n), Some(c)) = (&loaded_names, &cache) {
+            c.put(&names_key, &names_deps(&default)?, n)?;
+        }
+        let mut done: Vec<(String, Result<EnvRender>)> = vec![("default".to_string(), default)];
         for (env, h) in handles {
             done.push((env, h.join().expect("render thread panicked")));
         }
