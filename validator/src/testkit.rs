@@ -314,3 +314,21 @@ pub fn run_state(
     let g = Graph::new("default", Vec::new());
     (rule.check)(&state_ctx(&g, policy, stack, state, status))
 }
+
+/// The developer opt-out of [`require`]: set on a machine that lacks a kernel feature or a tool
+/// to let the tests that need it end early (saying so) instead of failing. Never set in `ci/test`.
+pub const ALLOW_MISSING: &str = "NVCF_TESTS_ALLOW_MISSING";
+
+/// Whether a test's precondition (a kernel feature, a tool) holds. When it does not, the test
+/// FAILS naming what is missing, so a runner without it cannot pass by testing nothing; only
+/// with [`ALLOW_MISSING`] set does this print why and return `false` (the caller returns).
+pub fn require(what: &str, present: bool) -> bool {
+    if present {
+        return true;
+    }
+    if std::env::var_os(ALLOW_MISSING).is_some_and(|v| !v.is_empty()) {
+        eprintln!("{what} is missing here; {ALLOW_MISSING} is set, so this test checks nothing");
+        return false;
+    }
+    panic!("{what} is missing on this machine, so this test cannot run; install/enable it, or set {ALLOW_MISSING}=1 to let it end early on a developer machine (never in CI)");
+}

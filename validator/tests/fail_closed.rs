@@ -64,12 +64,20 @@ fn a_stack_whose_only_release_renders_nothing_is_exit_2() {
         "{}",
         r.stderr
     );
-    // The report is still written, in the chosen format.
+    // The report is still written, in the chosen format, and says why nothing was validated
+    // (an empty stdout or a report without the error would pass for a crash).
+    let report: serde_json::Value =
+        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("no JSON report ({e}):\n{}", r.stdout));
+    let errors = report["errors"].as_array().expect("the report lists its errors");
     assert!(
-        r.stdout.is_empty() || r.stdout.trim_start().starts_with('{'),
+        errors.iter().any(|e| e["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("environment default: rendered no objects"))),
         "{}",
         r.stdout
     );
+    assert_eq!(report["summary"]["environments"], 1, "{}", r.stdout);
+    assert_eq!(rules_of(&r.stdout), vec!["release-renders-nothing".to_string()]);
 }
 
 #[test]
@@ -304,7 +312,13 @@ fn a_state_path_with_a_dashes_line_is_exit_2_never_a_dropped_state() {
     ]);
     let r = run(d.path(), &["check", "--offline", "--no-cache", "--format", "json"]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    assert!(r.stderr.contains("rename"), "{}", r.stderr);
+    // This refusal, not one of the three others that also say "rename".
+    assert!(
+        r.stderr.contains("reading `helmfile build` output for")
+            && r.stderr.contains("a state path with a line break or a `---` line in its name (directory or file) would make it unreadable: rename it"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

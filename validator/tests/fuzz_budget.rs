@@ -12,8 +12,14 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+/// A budget from the environment, or `default`. Zero or a value that is not a number is an
+/// error, never a run of nothing that passes.
 fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    let Ok(v) = std::env::var(name) else { return default };
+    match v.trim().parse::<u64>() {
+        Ok(n) if n > 0 => n,
+        _ => panic!("{name}={v:?}: expected a positive number of inputs (a run of zero inputs tests nothing)"),
+    }
 }
 
 #[test]
@@ -42,6 +48,9 @@ fn no_parser_of_outside_input_panics_or_hangs() {
                 st.panics,
                 String::from_utf8_lossy(&p)
             ));
+        }
+        if st.execs == 0 {
+            failures.push(format!("{}: ran no input at all", t.name));
         }
         if st.slow > 0 {
             failures.push(format!("{}: {} inputs over 2 s: {:?}", t.name, st.slow, st.saved));

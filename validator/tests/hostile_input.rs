@@ -88,7 +88,14 @@ fn a_line_helm_splits_at_but_yaml_does_not_is_exit_2() {
     );
     let r = check_text("m.yaml", text.as_bytes(), &[]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("line 7"), "{}", r.stderr);
+    // This refusal, at this line: a YAML syntax error at line 7 would also say "line 7".
+    assert!(
+        r.stderr.contains("line 7: `---{apiVersion: v1")
+            && r.stderr
+                .contains("starts a new document for helm (which splits at every line beginning with ---)"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

@@ -329,16 +329,29 @@ fn cert_verify_unreadable_input_is_exit_2() {
         "key material echoed"
     );
 
+    // Each refusal names its own cause: exit 2 alone would be satisfied by any other refusal.
+    let refused_with = |out: Output, want: &[&str]| {
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        for w in want {
+            assert!(err.contains(w), "expected `{w}` in: {err}");
+        }
+    };
     let empty = k.file("empty.pem", "");
-    assert_eq!(verify(&k, &roots, &empty, name, None).status.code(), Some(2));
-    assert_eq!(
-        verify(&k, &roots, &k.dir.path().join("nope.pem"), name, None)
-            .status
-            .code(),
-        Some(2)
+    refused_with(
+        verify(&k, &roots, &empty, name, None),
+        &["empty.pem", "no PEM CERTIFICATE block found"],
     );
-    let out = verify(&k, &roots, &chain, name, Some("yesterday"));
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("--at"), "{}", text(&out.stderr));
-    assert_eq!(verify(&k, &roots, &chain, "bad name!", None).status.code(), Some(2));
+    refused_with(
+        verify(&k, &roots, &k.dir.path().join("nope.pem"), name, None),
+        &["nope.pem", "cannot read"],
+    );
+    refused_with(
+        verify(&k, &roots, &chain, name, Some("yesterday")),
+        &["--at", "yesterday"],
+    );
+    refused_with(
+        verify(&k, &roots, &chain, "bad name!", None),
+        &["`bad name!`", "neither a DNS name nor an IP address"],
+    );
 }

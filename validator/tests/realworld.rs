@@ -386,6 +386,12 @@ fn realworld_shapes_load_offline_sealed() {
     // While working on a shape: REALWORLD_ONLY=<part of its name>.
     if let Ok(only) = std::env::var("REALWORLD_ONLY") {
         shapes.retain(|s| s.to_string_lossy().contains(&only));
+        // A filter that matches nothing would run nothing and pass.
+        assert!(
+            !shapes.is_empty(),
+            "REALWORLD_ONLY={only:?} matches no shape in {}",
+            dir.display()
+        );
     }
     let fails: Vec<String> = shapes.iter().flat_map(|s| run_shape(s, &recorder, &log)).collect();
     assert!(fails.is_empty(), "{} failure(s):\n{}", fails.len(), fails.join("\n"));

@@ -308,6 +308,7 @@ pub fn confine_at(cmd: &mut Command, abi: u32, writable: &[&Path]) -> Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testkit::require;
     use std::net::TcpListener;
 
     fn kernel_abi() -> u32 {
@@ -358,8 +359,7 @@ mod tests {
     #[test]
     fn writes_only_where_allowed_at_every_abi() {
         let abi = kernel_abi();
-        if abi == 0 {
-            eprintln!("Landlock unavailable here: nothing to test");
+        if !require("Landlock (any ABI)", abi > 0) {
             return;
         }
         for level in 1..=abi {
@@ -390,7 +390,15 @@ mod tests {
     #[test]
     fn truncation_outside_is_refused_from_abi_3() {
         let abi = kernel_abi();
-        if abi < 3 || Command::new("python3").arg("-V").output().is_err() {
+        if !require(&format!("Landlock ABI 3 (truncate; this kernel has {abi})"), abi >= 3)
+            || !require(
+                "python3",
+                Command::new("python3")
+                    .arg("-V")
+                    .output()
+                    .is_ok_and(|o| o.status.success()),
+            )
+        {
             return;
         }
         let outside = tempfile::tempdir().unwrap();
@@ -412,7 +420,7 @@ mod tests {
     #[test]
     fn tcp_is_refused_from_abi_4_loopback_included() {
         let abi = kernel_abi();
-        if abi < 4 {
+        if !require(&format!("Landlock ABI 4 (TCP; this kernel has {abi})"), abi >= 4) {
             return;
         }
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -430,7 +438,7 @@ mod tests {
 
     #[test]
     fn children_inherit_the_sandbox() {
-        if kernel_abi() == 0 {
+        if !require("Landlock (any ABI)", kernel_abi() > 0) {
             return;
         }
         let inside = tempfile::tempdir().unwrap();
@@ -446,7 +454,7 @@ mod tests {
 
     #[test]
     fn a_missing_writable_directory_is_an_error_not_an_open_sandbox() {
-        if kernel_abi() == 0 {
+        if !require("Landlock (any ABI)", kernel_abi() > 0) {
             return;
         }
         let e = ruleset(kernel_abi(), &[Path::new("/nonexistent/nvcf")]).unwrap_err();

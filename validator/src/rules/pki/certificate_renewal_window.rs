@@ -114,5 +114,14 @@ mod tests {
     fn unset_or_unparsable_values_and_externals_are_not_judged() {
         assert!(run(RENEWAL, &cert("")).is_empty());
         assert!(run(RENEWAL, &cert("  duration: ninety days\n  renewBefore: soon\n")).is_empty());
+        // An external Certificate (declared to exist outside the render) with a refused window is
+        // not this stack's to fix; the same object rendered here is reported.
+        let bad = cert("  duration: 30m\n  renewBefore: 1m\n");
+        let mut g = crate::testkit::graph("test", &bad);
+        assert_eq!(run_graph(RENEWAL, &g, &crate::policy::Policy::default()).len(), 2);
+        for o in &mut g.objects {
+            o.prov.external = true;
+        }
+        assert!(run_graph(RENEWAL, &g, &crate::policy::Policy::default()).is_empty());
     }
 }
