@@ -12,6 +12,7 @@
 //! anywhere).
 
 pub mod crd;
+pub mod removed;
 
 use crate::graph::{group_of, Graph, Object};
 use crate::policy::Policy;
@@ -329,6 +330,29 @@ impl<'a> EnvSchemas<'a> {
             .builtin
             .get_key_value(&(group.to_string(), version.to_string(), kind.to_string()))
             .map(|(_, name)| Source::Kubernetes(name.as_str()))
+    }
+
+    /// `Some(versions)` when `api_version` is in a group the Kubernetes API server serves itself
+    /// (a built-in group of this version's schema) and no CRD of the environment or the policy
+    /// defines `kind` there, yet Kubernetes serves no such version/kind: the API server refuses
+    /// the object. `versions`: the group/versions in which it serves `kind` (may be empty).
+    pub fn unserved_builtin(&self, api_version: &str, kind: &str) -> Option<Vec<String>> {
+        if self.find(api_version, kind).is_some() {
+            return None;
+        }
+        let group = group_of(api_version);
+        if !self.set.builtin.keys().any(|(g, _, _)| g == group) {
+            return None;
+        }
+        let mut served: Vec<String> = self
+            .set
+            .builtin
+            .keys()
+            .filter(|(g, _, k)| g == group && k == kind)
+            .map(|(g, v, _)| if g.is_empty() { v.clone() } else { format!("{g}/{v}") })
+            .collect();
+        served.sort();
+        Some(served)
     }
 
     /// The compiled validator of a source (compiled once per run).
