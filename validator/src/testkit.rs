@@ -170,6 +170,13 @@ pub fn check_fixtures(family: &str, rules: &[Rule], silent: Silent) -> Vec<Fixtu
             if mine.is_empty() {
                 failures.push(format!("{file}: expected {} to fire; got {findings:#?}", rule.id));
             }
+            // A firing fixture states what it must produce (tests/fixtures.rs also checks that
+            // every finding of its rule is one it states).
+            if !header.iter().any(|l| l.starts_with("# expect: ")) {
+                failures.push(format!(
+                    "{file}: states no expected finding (`# expect: TEXT` header line)"
+                ));
+            }
             for want in header.iter().filter_map(|l| l.strip_prefix("# expect: ")) {
                 let hit = mine
                     .iter()

@@ -244,7 +244,7 @@ fn state_is_plain_yaml_with_exact_upstream_versions() {
     );
     assert!(!state.contains("devel:"), "no devel: in helmfile.yaml");
     let lock = read("charts.lock.yaml");
-    for (release, version) in [("cert-manager", "v1.19.1"), ("openbao", "0.29.2")] {
+    for (release, version) in [("cert-manager", "v1.21.2"), ("openbao", "0.29.2")] {
         assert!(
             state.contains(&format!("version: {version}")),
             "helmfile.yaml pins {release} {version}"

@@ -61,3 +61,42 @@ fn ci_scripts_find_binaries_where_cargo_puts_them() {
         }
     }
 }
+
+/// The pinned helm is Helm 4 (ci/tools.lock), which refuses the version call helmfile 0.166 makes
+/// before every run; the front ci/setup installs as .tools/bin/helm answers exactly that call with
+/// a Helm 3 version helmfile accepts (naming the real one) and hands everything else to the real
+/// helm in .tools/libexec. Every render test drives helmfile through it.
+#[test]
+fn the_helm_front_answers_helmfiles_version_call_for_helm_4() {
+    let lock = std::fs::read_to_string(repo().join("ci/tools.lock")).unwrap();
+    let pinned = lock
+        .lines()
+        .find_map(|l| l.strip_prefix("HELM_VERSION="))
+        .expect("ci/tools.lock has HELM_VERSION");
+    assert!(pinned.starts_with("v4."), "the pinned helm is Helm 4: {pinned}");
+    let run = |bin: &str, args: &[&str]| {
+        let out = std::process::Command::new(repo().join(bin))
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    // The real Helm 4 refuses helmfile 0.166's call: the reason for the front.
+    let (ok, _, err) = run(".tools/libexec/helm", &["version", "--client", "--short"]);
+    assert!(!ok && err.contains("unknown flag: --client"), "{err}");
+    let (ok, real, _) = run(".tools/bin/helm", &["version", "--short"]);
+    assert!(
+        ok && real.starts_with(&format!("{pinned}+")),
+        "front passes through: {real}"
+    );
+    let (ok, answer, _) = run(".tools/bin/helm", &["version", "--client", "--short"]);
+    assert!(ok, "the front answers helmfile's call");
+    assert_eq!(
+        answer,
+        format!("v3.99.0+helm-{}", real.trim_start_matches('v').replace('+', "-"))
+    );
+}

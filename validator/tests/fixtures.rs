@@ -10,7 +10,9 @@
 //!   every rule and exit 0 (their fixtures are complete stacks of objects; the PKI and route
 //!   fixtures are deliberately small and trip other families' rules);
 //! - every rule of the registry has at least one firing and one silent fixture (the policy family's
-//!   waiver findings are exercised by the CLI tests instead).
+//!   waiver findings are exercised by the CLI tests instead);
+//! - a firing fixture (or a firing stack's `helmfile.yaml`) states in its header, as `# expect: TEXT`
+//!   lines, every finding of its rule it must produce (`check_expectations`).
 
 mod support;
 
@@ -89,6 +91,52 @@ fn nvcf_validate(cwd: &Path, args: &[&str]) -> Run {
         output: format!("{stdout}{stderr}"),
         broken,
     }
+}
+
+/// The `# expect: TEXT` lines of a fixture's header (the comment block it starts with).
+fn expectations(text: &str) -> Vec<String> {
+    text.lines()
+        .take_while(|l| l.starts_with('#'))
+        .filter_map(|l| l.strip_prefix("# expect:"))
+        .map(|w| w.trim().to_string())
+        .collect()
+}
+
+/// What a firing fixture states it must produce, checked against what it produced: it states at
+/// least one finding; each `# expect: TEXT` is in the message (or help) of one of `rule`'s
+/// findings; and each of `rule`'s findings is one the header states (in its message). A fixture with two defects
+/// therefore names both, and cannot pass on the wrong one.
+fn check_expectations(what: &str, expect: &[String], rule: &str, r: &Run) -> Vec<String> {
+    let mine: Vec<&serde_json::Value> = r.findings.iter().filter(|f| f["rule"] == rule).collect();
+    let text = |f: &serde_json::Value, w: &str| {
+        f["message"].as_str().is_some_and(|m| m.contains(w)) || f["help"].as_str().is_some_and(|h| h.contains(w))
+    };
+    let mut out = Vec::new();
+    if expect.is_empty() {
+        out.push(format!(
+            "{what}: states no expected finding: add a `# expect: TEXT` header line (key words of the message, or the object and path) for each finding of `{rule}` it must produce"
+        ));
+        return out;
+    }
+    for w in expect {
+        if !mine.iter().any(|f| text(f, w)) {
+            let got: Vec<&str> = mine.iter().filter_map(|f| f["message"].as_str()).collect();
+            out.push(format!("{what}: no `{rule}` finding contains `{w}`; got {got:#?}"));
+        }
+    }
+    // A help text is shared by every finding of a kind: only a message states which finding it is.
+    for f in &mine {
+        if !expect
+            .iter()
+            .any(|w| f["message"].as_str().is_some_and(|m| m.contains(w.as_str())))
+        {
+            out.push(format!(
+                "{what}: `{rule}` reported a finding its header does not state (add `# expect:` for it, or fix the rule): {}",
+                f["message"]
+            ));
+        }
+    }
+    out
 }
 
 /// The verdict on one fixture or stack; a description of what is wrong, if anything.
@@ -181,7 +229,12 @@ fn every_fixture_fires_or_stays_silent_and_every_rule_has_both() {
         );
         record(rule, fires);
         let shown = f.strip_prefix(validator_dir()).unwrap_or(&f).display().to_string();
-        failures.extend(judge(&shown, fires, rule, STRICT_FAMILIES.contains(&family), &r));
+        let verdict = judge(&shown, fires, rule, STRICT_FAMILIES.contains(&family), &r);
+        if fires && verdict.is_none() {
+            let expect = expectations(&std::fs::read_to_string(&f).unwrap());
+            failures.extend(check_expectations(&shown, &expect, rule, &r));
+        }
+        failures.extend(verdict);
     }
 
     let stacks = validator_dir().join("tests/stacks");
@@ -207,13 +260,23 @@ fn every_fixture_fires_or_stays_silent_and_every_rule_has_both() {
             &["check", "--file", "helmfile.yaml", "--offline", "--format", "json"],
         );
         record(rule, fires);
-        failures.extend(judge(
+        let verdict = judge(
             &format!("stack {name}"),
             fires,
             rule,
             STRICT_FAMILIES.contains(&family),
             &r,
-        ));
+        );
+        if fires && verdict.is_none() {
+            let expect = expectations(&std::fs::read_to_string(d.join("helmfile.yaml")).unwrap());
+            failures.extend(check_expectations(
+                &format!("stack {name}/helmfile.yaml"),
+                &expect,
+                rule,
+                &r,
+            ));
+        }
+        failures.extend(verdict);
         // Lines of state findings depend on the loader's line finder; snapshot what a reviewer
         // reads: rule, release, file, message.
         let summary: Vec<serde_json::Value> = r

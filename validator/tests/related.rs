@@ -94,7 +94,7 @@ fn a_helm_defaults_setting_is_reported_once_at_its_line() {
             .filter(|f| f["rule"] == rule)
             .collect();
         assert_eq!(mine.len(), 1, "{rule}: {mine:#?}");
-        assert_eq!(mine[0]["source"]["line"], 5, "{rule}: {mine:#?}");
+        assert_eq!(mine[0]["source"]["line"], 6, "{rule}: {mine:#?}");
         assert!(mine[0]["release"].is_null());
         let lines: Vec<u64> = mine[0]["related"]
             .as_array()
@@ -102,6 +102,6 @@ fn a_helm_defaults_setting_is_reported_once_at_its_line() {
             .iter()
             .map(|r| r["source"]["line"].as_u64().unwrap())
             .collect();
-        assert_eq!(lines, [10, 13, 16], "{rule}");
+        assert_eq!(lines, [11, 14, 17], "{rule}");
     }
 }
