@@ -40,6 +40,8 @@ enum Cmd {
     Probe(commands::probe::Args),
     /// Draw each environment's chain of trust and worker path with its findings.
     Graph(commands::graph::Args),
+    /// Write an environment's ControlPlaneProfile (nvcf-cli's worker hand-off).
+    Profile(commands::profile::Args),
 }
 
 #[derive(clap::Args)]
@@ -122,6 +124,7 @@ fn main() {
         Cmd::Fingerprint(a) => commands::fingerprint::run(a),
         Cmd::Cert(a) => commands::cert::run(a),
         Cmd::Probe(a) => commands::probe::run(a),
+        Cmd::Profile(a) => commands::profile::run(a),
         Cmd::Graph(a) => match fixed_now() {
             Ok(now) => commands::graph::run(a, now),
             Err(e) => {

@@ -397,6 +397,32 @@ pub fn routers(g: &Graph) -> Vec<RouterWorkload<'_>> {
     out
 }
 
+/// At most this many replicas' advertised names are checked (the count is read from input).
+const MAX_REPLICAS_CHECKED: u64 = 1024;
+
+/// The names the router's pods advertise (`--advertised-hostname-template`, `{pod_name}` expanded
+/// to `<workload>-<ordinal>` per replica, `{namespace}` to the workload's namespace); workers send
+/// them as HTTP/2 `:authority` on the gRPC leg while TLS (SNI) uses the dial host.
+pub fn advertised_names(router: &RouterWorkload<'_>) -> Vec<String> {
+    let Some(template) = router.flag(ADVERTISED_HOSTNAME_TEMPLATE).filter(|t| !t.is_empty()) else {
+        return Vec::new();
+    };
+    let obj = router.obj;
+    let ns = obj.namespace.as_deref().unwrap_or("default");
+    if !template.contains("{pod_name}") {
+        return vec![template.replace("{namespace}", ns).to_ascii_lowercase()];
+    }
+    let replicas = obj.at("/spec/replicas").and_then(Value::as_u64).unwrap_or(1);
+    (0..replicas.clamp(1, MAX_REPLICAS_CHECKED))
+        .map(|i| {
+            template
+                .replace("{pod_name}", &format!("{}-{i}", obj.name))
+                .replace("{namespace}", ns)
+                .to_ascii_lowercase()
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

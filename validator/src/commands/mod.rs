@@ -6,3 +6,4 @@ pub mod cert;
 pub mod fingerprint;
 pub mod graph;
 pub mod probe;
+pub mod profile;

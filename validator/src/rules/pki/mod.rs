@@ -171,11 +171,11 @@ fn is_contract(o: &Object, name: &str, role: &str) -> bool {
                 == Some(role))
 }
 
-fn is_trust_bundle(o: &Object) -> bool {
+pub(crate) fn is_trust_bundle(o: &Object) -> bool {
     is_contract(o, TRUST_BUNDLE, "trust-bundle")
 }
 
-fn is_worker_profile(o: &Object) -> bool {
+pub(crate) fn is_worker_profile(o: &Object) -> bool {
     is_contract(o, WORKER_PROFILE, "worker-profile")
 }
 

@@ -283,35 +283,6 @@ fn check_leg(graph: &Graph, router: &RouterWorkload<'_>, leg: &Leg, raw: &str) -
     )
 }
 
-/// At most this many replicas' advertised names are checked (the count is read from input).
-const MAX_REPLICAS_CHECKED: u64 = 1024;
-
-/// The names the router's pods advertise (`--advertised-hostname-template`, `{pod_name}` expanded
-/// to `<workload>-<ordinal>` per replica, `{namespace}` to the workload's namespace); workers send
-/// them as HTTP/2 `:authority` on the gRPC leg while TLS (SNI) uses the dial host.
-fn advertised_names(router: &RouterWorkload<'_>) -> Vec<String> {
-    let Some(template) = router
-        .flag(router::ADVERTISED_HOSTNAME_TEMPLATE)
-        .filter(|t| !t.is_empty())
-    else {
-        return Vec::new();
-    };
-    let obj = router.obj;
-    let ns = ns_of(obj);
-    if !template.contains("{pod_name}") {
-        return vec![template.replace("{namespace}", ns).to_ascii_lowercase()];
-    }
-    let replicas = obj.at("/spec/replicas").and_then(Value::as_u64).unwrap_or(1);
-    (0..replicas.clamp(1, MAX_REPLICAS_CHECKED))
-        .map(|i| {
-            template
-                .replace("{pod_name}", &format!("{}-{i}", obj.name))
-                .replace("{namespace}", ns)
-                .to_ascii_lowercase()
-        })
-        .collect()
-}
-
 /// Gateway API: the hostnames a route matches requests against on listener `l` are the
 /// intersection of its `hostnames` with the listener's hostname (either side unset: the other;
 /// both unset: any host). `None` stands for "any host".
@@ -333,7 +304,7 @@ fn effective_hostnames(l: &Listener<'_>, route: &[&str]) -> Option<Vec<String>> 
 /// reason; `None` when every advertised name is routed (or none is advertised).
 fn unroutable_authority(router: &RouterWorkload<'_>, l: &Listener<'_>, route_hosts: &[&str]) -> Option<String> {
     let effective = effective_hostnames(l, route_hosts)?;
-    let names = advertised_names(router);
+    let names = router::advertised_names(router);
     let missing: Vec<&String> = names
         .iter()
         .filter(|n| !effective.iter().any(|e| pattern_matches(e, n)))
