@@ -118,4 +118,11 @@ pub struct Options {
     pub chart_mirror: Option<PathBuf>,
     /// The chart lock file beside the entry state (the policy's `settings.lockFile`).
     pub lock_file: String,
+    /// The Kubernetes version helm renders for (`--kube-version`): the policy's
+    /// `settings.kubernetesVersion` (`1.35`), as the cluster will report it at apply time.
+    pub kube_version: String,
+    /// What helm reports as served (`--api-versions`, `.Capabilities.APIVersions`): every
+    /// built-in group/version and group/version/kind of that Kubernetes version, and those of the
+    /// CRDs the policy declares (those an environment renders are added by `render`).
+    pub api_versions: Vec<String>,
 }

@@ -35,7 +35,12 @@ pub fn load_and_render(
         Some(d) => crate::render::mirror_fingerprint(d)?,
         None => "-".into(),
     };
-    let mode = format!("offline={} mirror={mirror}", opts.offline);
+    let mode = format!(
+        "offline={} mirror={mirror} kube={} api={}",
+        opts.offline,
+        opts.kube_version,
+        cache::key(&opts.api_versions.iter().map(String::as_str).collect::<Vec<_>>())
+    );
     // The binaries that would render (found, never started) and the lock as read.
     let binaries = match &cache {
         Some(c) => {
@@ -235,5 +240,24 @@ fn load_then_render(
     };
     loaded(&built);
     let state = loader::load_state(tools, inputs, env, Some(built), &mut |_| {})?.1;
-    helmfile::render_env(tools, inputs, env, state, early)
+    let first = helmfile::render_env(tools, inputs, env, state.clone(), early)?;
+    // At apply time the CRDs a release installs are served to the releases after it: when the
+    // environment renders CRDs helm was not told about and a chart asks `.Capabilities.APIVersions`,
+    // render again with them.
+    let missing: Vec<String> = helmfile::rendered_api_versions(&first.docs)
+        .into_iter()
+        .filter(|a| !inputs.opts.api_versions.contains(a))
+        .collect();
+    if first.render_error.is_some()
+        || missing.is_empty()
+        || inputs.opts.api_versions.is_empty()
+        || !helmfile::reads_api_versions(inputs.root, &first.state, &first.status)
+    {
+        return Ok(first);
+    }
+    let mut opts = inputs.opts.clone();
+    opts.api_versions.extend(missing);
+    opts.api_versions.sort();
+    let again = Inputs { opts: &opts, ..*inputs };
+    helmfile::render_env(tools, &again, env, state, None)
 }

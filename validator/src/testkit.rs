@@ -270,6 +270,7 @@ pub fn rel(file: &str, line: usize, namespace: &str, name: &str, chart_ref: Char
         file: file.into(),
         line: Some(line),
         refused: None,
+        cluster_reads: Vec::new(),
     }
 }
 

@@ -127,6 +127,31 @@ pub fn locate(start: &Path) -> Option<PathBuf> {
 }
 
 impl SchemaSet {
+    /// What a cluster of this Kubernetes version with the policy's CRDs reports as served, in
+    /// helm's `--api-versions` forms: `group/version` (`v1` for the core group) and
+    /// `group/version/Kind`, sorted.
+    pub fn api_versions(&self) -> Vec<String> {
+        let mut out = std::collections::BTreeSet::new();
+        let builtin = self
+            .builtin
+            .keys()
+            .map(|(g, v, k)| (g.as_str(), v.as_str(), k.as_str()));
+        let declared = self
+            .declared
+            .iter()
+            .map(|c| (c.group.as_str(), c.version.as_str(), c.kind.as_str()));
+        for (g, v, k) in builtin.chain(declared) {
+            let gv = if g.is_empty() {
+                v.to_string()
+            } else {
+                format!("{g}/{v}")
+            };
+            out.insert(format!("{gv}/{k}"));
+            out.insert(gv);
+        }
+        out.into_iter().collect()
+    }
+
     /// Load the Kubernetes schemas of the policy's version and the policy's CRD files.
     pub fn load(policy: &Policy, start: &Path) -> Result<SchemaSet> {
         let wanted = policy
