@@ -17,7 +17,7 @@ fn main() -> anyhow::Result<()> {
         .first()
         .ok_or_else(|| anyhow::anyhow!("usage: schema-cost FILE [POLICY]"))?;
     let policy = match args.get(1) {
-        Some(p) => Policy::load(Path::new(p), p)?,
+        Some(p) => Policy::load(Path::new(p), p, nvcf_validate::rules::family_of)?,
         None => Policy::default(),
     };
     let docs = nvcf_validate::render::manifests::read_manifests(file, "")?;

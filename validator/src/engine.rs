@@ -3,17 +3,18 @@
 //! Errors returned from here mean "could not validate" (exit 2). Findings, including state-level
 //! findings that explain why helmfile refused to render, come back in the `Report`.
 
+use crate::diagram::EnvGraph;
 use crate::finding::{Finding, Severity};
 use crate::graph::{Graph, Object};
-use crate::model::Options;
 use crate::pipeline;
 use crate::policy::{Policy, DEFAULT_POLICY_FILE};
 use crate::render::helmfile::EnvRender;
 use crate::render::manifests::{read_manifests, RenderedDoc};
+use crate::report::{EnvReport, Report};
 use crate::rules::{self, Ctx, Scope};
 use crate::schema::SchemaSet;
 use crate::sink::{self, Overrides};
-use crate::stack::Stack;
+use crate::stack::{Options, Stack};
 use anyhow::{bail, Result};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -39,8 +40,6 @@ pub struct CheckArgs {
     /// Judge certificates and waivers at this moment (tests); now when `None`.
     pub now: Option<time::OffsetDateTime>,
 }
-
-pub use crate::model::{EnvReport, Report};
 
 /// A run that could not validate everything (exit 2), with the report of what it did validate:
 /// the environments that loaded with their findings, and those that failed with their error
@@ -76,7 +75,7 @@ fn load_policy(args: &CheckArgs) -> Result<Policy> {
         if !p.is_file() {
             bail!("policy file {display} not found");
         }
-        return Policy::load(p, &display);
+        return Policy::load(p, &display, crate::rules::family_of);
     }
     let dir = crate::stack::loader::stack_dir(&args.file);
     let candidate = dir.join(DEFAULT_POLICY_FILE);
@@ -86,7 +85,7 @@ fn load_policy(args: &CheckArgs) -> Result<Policy> {
         } else {
             candidate.display().to_string()
         };
-        return Policy::load(&candidate, &display);
+        return Policy::load(&candidate, &display, crate::rules::family_of);
     }
     Ok(Policy {
         missing: Some(candidate.display().to_string()),
@@ -96,16 +95,6 @@ fn load_policy(args: &CheckArgs) -> Result<Policy> {
 
 pub fn check(args: &CheckArgs) -> Result<Report> {
     run(args).map(|(report, _)| report)
-}
-
-/// One environment's object graph with the findings about it (after the sink: severities,
-/// overrides and waivers applied), for `graph`: the picture is drawn from exactly what the rules
-/// judged.
-#[derive(Debug)]
-pub struct EnvGraph {
-    pub name: String,
-    pub graph: Graph,
-    pub findings: Vec<Finding>,
 }
 
 /// Like `check`, and also each environment's graph next to its findings (for `graph` and the

@@ -8,7 +8,7 @@ pub mod engine;
 pub mod finding;
 pub mod fold;
 pub mod graph;
-pub mod model;
+pub mod meaning;
 pub mod pipeline;
 pub mod pki;
 pub mod policy;
@@ -24,8 +24,5 @@ pub mod sink;
 pub mod stack;
 #[cfg(test)]
 pub mod testkit;
-/// The kit's former name, kept so tests written against it still compile.
-#[cfg(test)]
-pub(crate) use testkit as testutil;
 pub mod tools;
 pub mod yaml;

@@ -233,7 +233,7 @@ fn check(c: &Check) -> i32 {
 /// Why a check ended in exit 2: with the partial report of what it validated, or without one.
 enum Failed {
     Plain(String),
-    Partial(nvcf_validate::model::Report, String),
+    Partial(nvcf_validate::report::Report, String),
 }
 
 /// A panic is never an answer: whatever thread panics, the process says so and exits 2 ("could not

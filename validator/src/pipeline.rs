@@ -4,10 +4,10 @@
 //! environment is loaded and rendered on its own thread, through the render cache (a hit runs
 //! neither helm nor helmfile).
 
-use crate::model::Options;
 use crate::render::cache;
 use crate::render::helmfile::{self, EnvRender};
 use crate::stack::loader::{self, Inputs};
+use crate::stack::Options;
 use crate::stack::{load, ChartLock, Stack};
 use crate::tools;
 use anyhow::Result;
@@ -25,7 +25,7 @@ pub fn load_and_render(
     let root = loader::root_of(&entry);
     let lock = ChartLock::load_named(&root, &opts.lock_file)?;
     let cache = if use_cache { cache::Cache::open() } else { None };
-    let entry_rel = load::relative(&entry, &root);
+    let entry_rel = crate::tools::paths::relative(&entry, &root);
     let tree = if cache.is_some() {
         cache::Tree::scan(&root)?
     } else {

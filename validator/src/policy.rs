@@ -20,13 +20,9 @@ pub const DEFAULT_NEVER_WAIVE: &[&str] = &["insecure-flag", "plaintext-endpoint"
 /// The allow-list entry that allows everything; the report shows it as a warning.
 pub const ALLOW_ALL: &str = "*";
 
-/// Whether `rule` reports on the policy file itself (its waivers, its allow-lists, its absence:
-/// the `policy` family). The policy cannot lower, allow or waive such a finding, or it could hide
-/// its own weakening; `-W`/`-A` on the command line still can (the operator's choice, visible in
-/// the command that ran the gate).
-pub fn about_the_policy(rule: &str) -> bool {
-    crate::rules::find(rule).is_some_and(|r| r.family == "policy")
-}
+/// The family of a rule id, `None` for an unknown id: `rules::family_of`, passed in by the caller
+/// (the policy sits below the rules, so it does not import them).
+pub type FamilyOf = fn(&str) -> Option<&'static str>;
 
 /// Gateway API channels (`settings.gatewayApi.channel`).
 pub const GATEWAY_API_CHANNELS: &[&str] = &["standard", "experimental"];
@@ -106,6 +102,12 @@ pub struct Settings {
     /// kind without one is a `schema-valid` finding instead of a coverage note.
     #[serde(default)]
     pub require_schemas: Vec<String>,
+    /// What a version tag of an image looks like (`image-pinned`): a regular expression the whole
+    /// tag must match (`\d{8}-[0-9a-f]{7}` for date-and-commit tags). Unset: the default shape of
+    /// `crate::meaning::tags` (some part is `MAJOR.MINOR` or longer). A tag that is not a
+    /// version is a moving tag.
+    #[serde(default)]
+    pub image_version_tag: Option<String>,
 }
 
 fn default_local_chart_roots() -> Vec<String> {
@@ -140,6 +142,7 @@ impl Default for Settings {
             kubernetes_version: None,
             crd_files: Vec::new(),
             require_schemas: Vec::new(),
+            image_version_tag: None,
         }
     }
 }
@@ -356,12 +359,15 @@ struct RawPolicy {
 
 impl Policy {
     /// Load and validate a policy file. `display` is how the file is named in messages.
-    pub fn load(path: &Path, display: &str) -> Result<Policy> {
+    pub fn load(path: &Path, display: &str, family_of: FamilyOf) -> Result<Policy> {
         let text = std::fs::read_to_string(path).with_context(|| format!("cannot read policy file {display}"))?;
-        Policy::parse(&text, display)
+        Policy::parse(&text, display, family_of)
     }
 
-    pub fn parse(text: &str, display: &str) -> Result<Policy> {
+    /// Parse and validate a policy. `family_of` (`rules::family_of`) says which rule ids exist
+    /// and which of them report on the policy itself (the `policy` family: the policy may not
+    /// lower those).
+    pub fn parse(text: &str, display: &str, family_of: FamilyOf) -> Result<Policy> {
         let doc = crate::yaml::located(text).map_err(|e| {
             anyhow!(
                 "{display}: not a valid policy (see `nvcf-validate explain` and the README's policy section): {}",
@@ -370,7 +376,7 @@ impl Policy {
         })?;
         // The key scan reads the same parse as the settings: a policy that cannot be read is
         // refused above, never accepted without its scan.
-        let key_places = crate::rules::secrets::key_places(&doc.value, "");
+        let key_places = crate::redact::key_places(&doc.value, "");
         let raw: RawPolicy = doc.typed(display)?;
         let at = |pointer: &str| match doc.line(pointer) {
             Some(l) => format!("{display}:{l}"),
@@ -385,7 +391,7 @@ impl Policy {
             }
         }
         let known_rule = |rule: &str, pointer: &str, what: &str| -> Result<()> {
-            if crate::rules::find(rule).is_none() {
+            if family_of(rule).is_none() {
                 bail!(
                     "{}: {what} names unknown rule `{}` (see `nvcf-validate rules`)",
                     at(pointer),
@@ -418,6 +424,12 @@ impl Policy {
                 .reason
                 .filter(|r| !r.trim().is_empty())
                 .ok_or_else(|| anyhow!("{here}: waiver #{n} ({rule}) has no `reason`; every waiver must say why"))?;
+            if !crate::meaning::text::says_something(&reason) {
+                bail!(
+                    "{here}: waiver #{n} ({rule}): its `reason` has no words (only blanks, punctuation or invisible \
+                     characters such as zero-width spaces); every waiver must say why in words"
+                );
+            }
             let expires_raw = w.expires.ok_or_else(|| {
                 anyhow!("{here}: waiver #{n} ({rule}) has no `expires` date (YYYY-MM-DD); waivers must expire")
             })?;
@@ -442,8 +454,17 @@ impl Policy {
                 line: doc.line(&item),
             });
         }
+        if let Some(shape) = &settings.image_version_tag {
+            if let Err(e) = crate::meaning::tags::compile_shape(shape) {
+                bail!(
+                    "{}: settings.imageVersionTag `{}` {e}; give a regular expression a version tag matches",
+                    at("/settings/imageVersionTag"),
+                    config_value(shape)
+                );
+            }
+        }
         for (i, a) in settings.plaintext_allowed.iter().enumerate() {
-            if a.reason.trim().is_empty() || a.host.trim().is_empty() {
+            if !crate::meaning::text::says_something(&a.reason) || a.host.trim().is_empty() {
                 bail!(
                     "{}: settings.plaintextAllowed entry `{}` needs a host and a reason; every accepted plaintext endpoint must say why",
                     at(&format!("/settings/plaintextAllowed/{i}")),
@@ -503,7 +524,7 @@ impl Policy {
                     at(&pointer)
                 );
             }
-            if about_the_policy(rule) {
+            if family_of(rule) == Some("policy") {
                 bail!(
                     "{}: `severity` lowers `{rule}`, which reports on this policy itself: the policy cannot hide its own findings (an operator can, visibly, with -W/-A on the command line)",
                     at(&pointer)
@@ -523,18 +544,12 @@ impl Policy {
         DEFAULT_NEVER_WAIVE.contains(&rule) || self.settings.never_waive.iter().any(|r| r == rule)
     }
 
-    /// Whether the policy itself (a waiver, its `severity:` map) may waive or lower `rule`: not a
-    /// never-waived rule, and not a finding about the policy (`about_the_policy`).
-    pub fn may_waive(&self, rule: &str) -> bool {
-        !self.never_waived(rule) && !about_the_policy(rule)
-    }
-
     /// Add this policy's externals for the graph's environment to the graph, as objects with
     /// `prov.external = true` pointing at the policy file.
     pub fn add_externals(&self, g: &mut crate::graph::Graph) {
         let env = g.environment.clone();
         for e in self.externals_for(&env) {
-            let prov = crate::graph::Provenance {
+            let prov = crate::render::Provenance {
                 environment: env.clone(),
                 file: self.file.clone(),
                 external: true,
@@ -552,11 +567,14 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Policy {
-        Policy::parse(text, "p.yaml").unwrap_or_else(|e| panic!("{e:#}"))
+        Policy::parse(text, "p.yaml", crate::rules::family_of).unwrap_or_else(|e| panic!("{e:#}"))
     }
 
     fn refused(text: &str) -> String {
-        format!("{:#}", Policy::parse(text, "p.yaml").expect_err("refused"))
+        format!(
+            "{:#}",
+            Policy::parse(text, "p.yaml", crate::rules::family_of).expect_err("refused")
+        )
     }
 
     #[test]
@@ -801,6 +819,15 @@ mod tests {
                 "{rule: image-pinned, target: {name: x}, reason: ' ', expires: 2027-01-01}",
                 "has no `reason`",
             ),
+            // Zero-width spaces, a word joiner and a byte order mark: invisible, not words.
+            (
+                "{rule: image-pinned, target: {name: x}, reason: \"\\u200B\\u200B\\u2060\\uFEFF\", expires: 2027-01-01}",
+                "its `reason` has no words",
+            ),
+            (
+                "{rule: image-pinned, target: {name: x}, reason: '...', expires: 2027-01-01}",
+                "its `reason` has no words",
+            ),
             ("{rule: image-pinned, target: {name: x}, reason: r}", "has no `expires`"),
         ] {
             let e = refused(&format!("waivers:\n{ok}- {bad}\n"));
@@ -853,27 +880,6 @@ mod tests {
             let e = refused(&format!("settings:\n  lockFile: {bad}\n"));
             assert!(e.starts_with("p.yaml:2: settings.lockFile"), "{bad}: {e}");
         }
-    }
-
-    #[test]
-    fn never_waived_rules_and_rules_about_the_policy() {
-        let p = parse("settings: {neverWaive: [image-pinned]}\n");
-        for rule in DEFAULT_NEVER_WAIVE.iter().chain(&["image-pinned"]) {
-            assert!(p.never_waived(rule) && !p.may_waive(rule), "{rule}");
-        }
-        assert!(!p.never_waived("object-one-owner") && p.may_waive("object-one-owner"));
-        assert!(!Policy::default().never_waived("image-pinned"));
-        for rule in [
-            "policy-allows-any",
-            "policy-file-missing",
-            "waiver-expired",
-            "waiver-forbidden",
-            "waiver-unused",
-        ] {
-            assert!(about_the_policy(rule), "{rule}");
-            assert!(!p.never_waived(rule) && !p.may_waive(rule), "{rule}");
-        }
-        assert!(!about_the_policy("image-pinned") && !about_the_policy("no-such-rule"));
     }
 
     #[test]
@@ -1045,10 +1051,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("validator-policy.yaml");
         std::fs::write(&path, "settings: {allowedImageRegistries: [nvcr.io]}\n").unwrap();
-        let p = Policy::load(&path, "shown.yaml").unwrap();
+        let p = Policy::load(&path, "shown.yaml", crate::rules::family_of).unwrap();
         assert_eq!(p.file.as_deref(), Some("shown.yaml"));
         assert_eq!(p.settings.allowed_image_registries, ["nvcr.io"]);
-        let e = Policy::load(&dir.path().join("nope.yaml"), "nope.yaml").unwrap_err();
+        let e = Policy::load(&dir.path().join("nope.yaml"), "nope.yaml", crate::rules::family_of).unwrap_err();
         assert!(format!("{e:#}").contains("cannot read policy file nope.yaml"), "{e:#}");
     }
 }

@@ -3,6 +3,8 @@
 //! `***`, quoted values are capped, and the whole text is bounded, so a password in a URL, a key
 //! pasted into the wrong field or a 10 MB value never reaches a report, a log or a SARIF upload.
 
+use serde_json::Value;
+
 /// Longest value echoed whole (characters).
 pub const MAX_VALUE: usize = 120;
 /// Longest message echoed whole (characters).
@@ -107,7 +109,7 @@ pub const MAX_CONFIG_VALUE: usize = 60;
 /// private key, or a run of 32 or more base64/hex characters mixing letters and digits (a key or
 /// token pasted into the wrong field). Such values are never echoed.
 pub fn key_like(s: &str) -> bool {
-    if crate::rules::secrets::key_material(s).is_some()
+    if crate::meaning::keys::find(s).is_some()
         || s.contains("-----BEGIN")
         || s.to_ascii_uppercase().contains("PRIVATE KEY")
     {
@@ -173,6 +175,50 @@ pub fn tool_output(s: &str) -> String {
         })
         .collect();
     cap(&lines.join("\n"), MAX_MESSAGE)
+}
+
+/// What kind of private key material `s` holds, if any, recognised by parsing in any encoding
+/// (`crate::meaning::keys`). Never returns any of the content.
+pub fn key_material(s: &str) -> Option<&'static str> {
+    crate::meaning::keys::find(s).map(|k| k.describe())
+}
+
+/// Every place (a dotted path below `root`) in `v` whose string holds private key material, with
+/// what it holds. Iterative, so a deeply nested value cannot exhaust the stack.
+pub fn key_places(v: &Value, root: &str) -> Vec<(String, &'static str)> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(String, &Value)> = vec![(root.to_string(), v)];
+    while let Some((path, v)) = stack.pop() {
+        let join = |k: &str| {
+            if path.is_empty() {
+                k.to_string()
+            } else {
+                format!("{path}.{k}")
+            }
+        };
+        match v {
+            Value::String(s) => {
+                if let Some(what) = key_material(s) {
+                    out.push((path, what));
+                }
+            }
+            Value::Array(a) => {
+                for (i, c) in a.iter().enumerate().rev() {
+                    stack.push((format!("{path}[{i}]"), c));
+                }
+            }
+            Value::Object(m) => {
+                for (k, c) in m.iter().rev() {
+                    if key_material(k).is_some() {
+                        out.push((join("<key>"), "a PEM private key block (as a map key)"));
+                    }
+                    stack.push((join(&cap(k, 60)), c));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 #[cfg(test)]

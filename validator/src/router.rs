@@ -451,6 +451,7 @@ spec:
             "externals:\n  - {apiVersion: apps/v1, kind: Deployment, namespace: nvcf, name: ext, spec: {template: \
              {spec: {containers: [{name: c, args: [\"--tls-key-path=/k\"]}]}}}}\n",
             "validator-policy.yaml",
+            crate::rules::family_of,
         )
         .expect("policy parses");
         let g = testkit::with_externals(testkit::graph("default", yaml), &policy);

@@ -5,95 +5,10 @@
 //! none of them has an unknown scope: it keeps the namespace it was written with and the
 //! `object-scope-known` rule reports it; it is never guessed.
 
+use crate::graph::kinds::builtin;
 use crate::policy::{KindScope, Policy};
 use serde_json::Value;
 use std::collections::BTreeMap;
-
-/// `(group, kind, cluster-scoped)` of every built-in kind.
-const BUILTIN: &[(&str, &str, bool)] = &[
-    ("", "Binding", false),
-    ("", "ComponentStatus", true),
-    ("", "ConfigMap", false),
-    ("", "Endpoints", false),
-    ("", "Event", false),
-    ("", "LimitRange", false),
-    ("", "Namespace", true),
-    ("", "Node", true),
-    ("", "PersistentVolume", true),
-    ("", "PersistentVolumeClaim", false),
-    ("", "Pod", false),
-    ("", "PodTemplate", false),
-    ("", "ReplicationController", false),
-    ("", "ResourceQuota", false),
-    ("", "Secret", false),
-    ("", "Service", false),
-    ("", "ServiceAccount", false),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy", true),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding", true),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration", true),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy", true),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", true),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration", true),
-    ("apiextensions.k8s.io", "CustomResourceDefinition", true),
-    ("apiregistration.k8s.io", "APIService", true),
-    ("apps", "ControllerRevision", false),
-    ("apps", "DaemonSet", false),
-    ("apps", "Deployment", false),
-    ("apps", "ReplicaSet", false),
-    ("apps", "StatefulSet", false),
-    ("authentication.k8s.io", "SelfSubjectReview", true),
-    ("authentication.k8s.io", "TokenReview", true),
-    ("authorization.k8s.io", "LocalSubjectAccessReview", false),
-    ("authorization.k8s.io", "SelfSubjectAccessReview", true),
-    ("authorization.k8s.io", "SelfSubjectRulesReview", true),
-    ("authorization.k8s.io", "SubjectAccessReview", true),
-    ("autoscaling", "HorizontalPodAutoscaler", false),
-    ("batch", "CronJob", false),
-    ("batch", "Job", false),
-    ("certificates.k8s.io", "CertificateSigningRequest", true),
-    ("certificates.k8s.io", "ClusterTrustBundle", true),
-    ("certificates.k8s.io", "PodCertificateRequest", false),
-    ("coordination.k8s.io", "Lease", false),
-    ("coordination.k8s.io", "LeaseCandidate", false),
-    ("discovery.k8s.io", "EndpointSlice", false),
-    ("events.k8s.io", "Event", false),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema", true),
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", true),
-    ("internal.apiserver.k8s.io", "StorageVersion", true),
-    ("networking.k8s.io", "IPAddress", true),
-    ("networking.k8s.io", "Ingress", false),
-    ("networking.k8s.io", "IngressClass", true),
-    ("networking.k8s.io", "NetworkPolicy", false),
-    ("networking.k8s.io", "ServiceCIDR", true),
-    ("node.k8s.io", "RuntimeClass", true),
-    ("policy", "Eviction", false),
-    ("policy", "PodDisruptionBudget", false),
-    ("rbac.authorization.k8s.io", "ClusterRole", true),
-    ("rbac.authorization.k8s.io", "ClusterRoleBinding", true),
-    ("rbac.authorization.k8s.io", "Role", false),
-    ("rbac.authorization.k8s.io", "RoleBinding", false),
-    ("resource.k8s.io", "DeviceClass", true),
-    ("resource.k8s.io", "DeviceTaintRule", true),
-    ("resource.k8s.io", "ResourceClaim", false),
-    ("resource.k8s.io", "ResourceClaimTemplate", false),
-    ("resource.k8s.io", "ResourceSlice", true),
-    ("scheduling.k8s.io", "PriorityClass", true),
-    ("storage.k8s.io", "CSIDriver", true),
-    ("storage.k8s.io", "CSINode", true),
-    ("storage.k8s.io", "CSIStorageCapacity", false),
-    ("storage.k8s.io", "StorageClass", true),
-    ("storage.k8s.io", "VolumeAttachment", true),
-    ("storage.k8s.io", "VolumeAttributesClass", true),
-    ("storagemigration.k8s.io", "StorageVersionMigration", true),
-];
-
-/// Whether a built-in kind is cluster-scoped; `None` when it is not a built-in kind.
-pub fn builtin(group: &str, kind: &str) -> Option<bool> {
-    BUILTIN
-        .iter()
-        .find(|(g, k, _)| *g == group && *k == kind)
-        .map(|(_, _, c)| *c)
-}
 
 /// The scope of a CustomResourceDefinition document: `(group, kind, cluster)`.
 fn crd_scope(doc: &Value) -> Option<(String, String, bool)> {
@@ -187,7 +102,7 @@ mod tests {
             "spec": {"group": "example.com", "names": {"kind": "Widget"}, "scope": "Cluster"}});
         let p = Policy::parse(
             "settings:\n  kindScopes: {cert-manager.io/Certificate: Namespaced, cert-manager.io/ClusterIssuer: Cluster}\n",
-            "p.yaml",
+            "p.yaml", crate::rules::family_of,
         )
         .unwrap();
         let s = Scopes::new([&crd], &p, "e");
@@ -196,7 +111,12 @@ mod tests {
         assert_eq!(s.cluster_scoped("cert-manager.io", "Certificate"), Some(false));
         assert_eq!(s.cluster_scoped("cert-manager.io", "Issuer"), None);
         // A built-in kind cannot be re-declared.
-        let p = Policy::parse("settings:\n  kindScopes: {Secret: Cluster}\n", "p.yaml").unwrap();
+        let p = Policy::parse(
+            "settings:\n  kindScopes: {Secret: Cluster}\n",
+            "p.yaml",
+            crate::rules::family_of,
+        )
+        .unwrap();
         assert_eq!(Scopes::new([], &p, "e").cluster_scoped("", "Secret"), Some(false));
     }
 }

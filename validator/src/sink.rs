@@ -26,7 +26,7 @@ impl Overrides {
         let policy_name = policy.file.as_deref().unwrap_or("policy");
         for (rule, level) in &policy.severity {
             check_override(policy, rule, *level, &format!("{policy_name}: severity"))?;
-            if *level != Level::Error && crate::policy::about_the_policy(rule) {
+            if *level != Level::Error && about_the_policy(rule) {
                 bail!("{policy_name}: severity: `{rule}` reports on the policy itself, which cannot lower it (-W/-A on the command line can)");
             }
             map.insert(rule.clone(), *level);
@@ -50,6 +50,20 @@ impl Overrides {
     pub fn get(&self, rule: &str) -> Option<Level> {
         self.map.get(rule).copied()
     }
+}
+
+/// Whether `rule` reports on the policy file itself (its waivers, its allow-lists, its absence:
+/// the `policy` family). The policy cannot lower, allow or waive such a finding, or it could hide
+/// its own weakening; `-W`/`-A` on the command line still can (the operator's choice, visible in
+/// the command that ran the gate).
+pub fn about_the_policy(rule: &str) -> bool {
+    rules::family_of(rule) == Some("policy")
+}
+
+/// Whether the policy itself (a waiver, its `severity:` map) may waive or lower `rule`: not a
+/// never-waived rule, and not a finding about the policy (`about_the_policy`).
+pub fn may_waive(policy: &Policy, rule: &str) -> bool {
+    !policy.never_waived(rule) && !about_the_policy(rule)
 }
 
 fn check_override(policy: &Policy, rule: &str, level: Level, origin: &str) -> Result<()> {
@@ -81,7 +95,7 @@ pub fn apply(findings: Vec<Finding>, policy: &Policy, overrides: &Overrides, tod
         f.message = crate::redact::message(&f.message);
         f.help = f.help.as_deref().map(crate::redact::message);
         for (i, w) in policy.waivers.iter().enumerate() {
-            if w.expires < today || !policy.may_waive(&w.rule) {
+            if w.expires < today || !may_waive(policy, &w.rule) {
                 continue;
             }
             if !f.unwaivable && matches(w, &f) {
@@ -95,7 +109,7 @@ pub fn apply(findings: Vec<Finding>, policy: &Policy, overrides: &Overrides, tod
     }
     let policy_source = |w: &Waiver| policy.file.clone().map(|file| SourceRef { file, line: w.line });
     for (i, w) in policy.waivers.iter().enumerate() {
-        let (rule, sev, msg) = if !policy.may_waive(&w.rule) {
+        let (rule, sev, msg) = if !may_waive(policy, &w.rule) {
             let why = if policy.never_waived(&w.rule) {
                 "this rule may never be waived (settings.neverWaive)"
             } else {
@@ -188,7 +202,7 @@ mod tests {
     use time::macros::date;
 
     fn policy(text: &str) -> Policy {
-        Policy::parse(text, "validator-policy.yaml").unwrap()
+        Policy::parse(text, "validator-policy.yaml", crate::rules::family_of).unwrap()
     }
 
     fn finding(rule: &'static str, env: &str) -> Finding {
@@ -291,7 +305,7 @@ mod tests {
              - {rule: insecure-flag, target: {environment: d}, reason: r, expires: 2027-01-01}\n",
         );
         for rule in crate::policy::DEFAULT_NEVER_WAIVE {
-            assert!(!p.may_waive(rule), "{rule}");
+            assert!(!may_waive(&p, rule), "{rule}");
             assert!(Overrides::new(&p, &[], &[rule.to_string()], &[]).is_err(), "{rule}");
         }
         let out = apply(
@@ -306,7 +320,7 @@ mod tests {
         assert!(o.get("insecure-flag").is_none());
         // neverWaive adds rules.
         let p = policy("settings: {neverWaive: [image-pinned]}\n");
-        assert!(!p.may_waive("image-pinned") && !p.may_waive("insecure-flag") && p.may_waive("object-one-owner"));
+        assert!(!may_waive(&p, "image-pinned") && !may_waive(&p, "insecure-flag") && may_waive(&p, "object-one-owner"));
     }
 
     #[test]
@@ -378,18 +392,21 @@ mod tests {
         let e = Policy::parse(
             "waivers:\n- {rule: image-pinned, target: {environment: d}, expires: 2027-01-01}\n",
             "p.yaml",
+            crate::rules::family_of,
         )
         .unwrap_err();
         assert!(format!("{e:#}").contains("no `reason`"), "{e:#}");
         let e = Policy::parse(
             "waivers:\n- {rule: image-pinned, target: {environment: d}, reason: x}\n",
             "p.yaml",
+            crate::rules::family_of,
         )
         .unwrap_err();
         assert!(format!("{e:#}").contains("no `expires`"), "{e:#}");
         let e = Policy::parse(
             "waivers:\n- {rule: image-pinned, target: {environment: d}, reason: x, expires: soon}\n",
             "p.yaml",
+            crate::rules::family_of,
         )
         .unwrap_err();
         assert!(format!("{e:#}").contains("not a date"), "{e:#}");
@@ -549,5 +566,26 @@ mod tests {
         let o = Overrides::new(&Policy::default(), &["image-pinned".into()], &[], &[]).unwrap();
         let out = apply(vec![f], &Policy::default(), &o, date!(2026 - 11 - 29));
         assert_eq!(out[0].sev(), Severity::Error);
+    }
+
+    #[test]
+    fn never_waived_rules_and_rules_about_the_policy() {
+        let p = policy("settings: {neverWaive: [image-pinned]}\n");
+        for rule in crate::policy::DEFAULT_NEVER_WAIVE.iter().chain(&["image-pinned"]) {
+            assert!(p.never_waived(rule) && !may_waive(&p, rule), "{rule}");
+        }
+        assert!(!p.never_waived("object-one-owner") && may_waive(&p, "object-one-owner"));
+        assert!(!Policy::default().never_waived("image-pinned"));
+        for rule in [
+            "policy-allows-any",
+            "policy-file-missing",
+            "waiver-expired",
+            "waiver-forbidden",
+            "waiver-unused",
+        ] {
+            assert!(about_the_policy(rule), "{rule}");
+            assert!(!p.never_waived(rule) && !may_waive(&p, rule), "{rule}");
+        }
+        assert!(!about_the_policy("image-pinned") && !about_the_policy("no-such-rule"));
     }
 }

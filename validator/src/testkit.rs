@@ -3,9 +3,10 @@
 //! for helmfile state. Compiled for tests only.
 
 use crate::finding::{Finding, Severity};
-use crate::graph::{Graph, Object, Provenance};
-use crate::model::ReleaseStatus;
+use crate::graph::{Graph, Object};
 use crate::policy::Policy;
+use crate::render::Provenance;
+use crate::render::ReleaseStatus;
 use crate::rules::{Ctx, Rule, Scope};
 use crate::stack::{ChartRef, EnvState, Release, Repository, Stack};
 use serde_json::Value;
@@ -52,7 +53,8 @@ pub fn graph(env: &str, yaml: &str) -> Graph {
 /// `tests/fixtures/policy/default.yaml`: the policy of fixtures without their own.
 pub fn default_fixture_policy() -> Policy {
     let default = fixture_dir("policy").join("default.yaml");
-    Policy::load(&default, "policy/default.yaml").expect("tests/fixtures/policy/default.yaml parses")
+    Policy::load(&default, "policy/default.yaml", crate::rules::family_of)
+        .expect("tests/fixtures/policy/default.yaml parses")
 }
 
 /// Add the policy's externals for `env` to a graph, as the engine does.
@@ -88,7 +90,7 @@ pub fn run_fixture(family: &str, stem: &str, rules: &[Rule]) -> Vec<Finding> {
     let text = std::fs::read_to_string(dir.join(format!("{stem}.yaml"))).expect("fixture readable");
     let pfile = dir.join("policy").join(format!("{stem}.yaml"));
     let policy = if pfile.exists() {
-        Policy::load(&pfile, &format!("policy/{stem}.yaml")).expect("fixture policy parses")
+        Policy::load(&pfile, &format!("policy/{stem}.yaml"), crate::rules::family_of).expect("fixture policy parses")
     } else {
         default_fixture_policy()
     };

@@ -928,6 +928,23 @@ guard!(pki_refuses_trust_bundle_without_certificates, "nvcf-pki", ["--set", "tru
     "nvcf-pki: trustBundle.pem holds no CERTIFICATE block; set it to the PEM of the CA certificate(s) workers must trust");
 
 #[test]
+fn the_example_material_marker_is_rendered_only_when_asked_for() {
+    let marker = "nvcf.io/example-material: allowed";
+    let out = helm_template("nvcf-pki", &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(marker));
+    let out = helm_template("nvcf-pki", &["--set".into(), "trustBundle.exampleMaterial=true".into()]);
+    assert!(out.status.success(), "{}", text(&out));
+    // On the trust bundle and on the worker profile.
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).matches(marker).count(),
+        2,
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
 fn pki_refuses_a_private_key_in_the_trust_bundle() {
     let dir = scratch();
     let mut pem = read("examples/pki/openbao-root-example.pem");

@@ -394,7 +394,8 @@ spec:
 "##;
 
 fn hostile_diagram() -> nvcf_validate::diagram::Diagram {
-    use nvcf_validate::graph::{Graph, Object, Provenance};
+    use nvcf_validate::graph::{Graph, Object};
+    use nvcf_validate::render::Provenance;
     let docs = nvcf_validate::yaml::documents(HOSTILE).unwrap();
     let objects: Vec<Object> = docs
         .into_iter()

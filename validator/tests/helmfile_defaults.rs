@@ -153,11 +153,12 @@ fn a_directory_of_states_is_what_helmfile_loads() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let loaded: Vec<std::path::PathBuf> = load::parse_build(&String::from_utf8_lossy(&out.stdout))
-        .unwrap()
-        .into_iter()
-        .map(|d| d.path)
-        .collect();
+    let loaded: Vec<std::path::PathBuf> =
+        nvcf_validate::tools::build::parse_build(&String::from_utf8_lossy(&out.stdout))
+            .unwrap()
+            .into_iter()
+            .map(|d| d.path)
+            .collect();
     assert_eq!(loaded.len(), 6, "{loaded:?}");
     assert_eq!(nvcf_validate::stack::loader::state_files_in(&dir), loaded);
 }

@@ -7,7 +7,7 @@
 //! the section stops adding diagrams after [`MAX_TOTAL`] characters.
 
 use super::{mermaid, model};
-use crate::engine::EnvGraph;
+use crate::diagram::EnvGraph;
 use std::fmt::Write;
 
 pub const MAX_NODES: usize = 60;

@@ -56,3 +56,13 @@ pub(crate) fn edge_label(e: &Edge) -> String {
 
 pub(crate) const RED: &str = "#d1242f";
 pub(crate) const AMBER: &str = "#bf8700";
+
+/// One environment's object graph with the findings about it (after the sink: severities,
+/// overrides and waivers applied), for `graph`: the picture is drawn from exactly what the rules
+/// judged.
+#[derive(Debug)]
+pub struct EnvGraph {
+    pub name: String,
+    pub graph: crate::graph::Graph,
+    pub findings: Vec<crate::finding::Finding>,
+}

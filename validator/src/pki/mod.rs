@@ -5,6 +5,7 @@
 //! (its 1-based index and its label) and never its content, so a private key pasted into a bundle
 //! is reported without echoing a single byte of it.
 
+pub mod examples;
 pub mod fingerprint;
 pub mod names;
 pub mod verify;

@@ -126,6 +126,27 @@ pub fn verify_parsed(
     })
 }
 
+/// The path check alone, as a worker's rustls client runs it before the name: `chain` (leaf
+/// first) builds to one of `roots`, every certificate valid at `at`, serverAuth allowed along the
+/// path. Used where the names are judged elsewhere (a Secret's chain against the published bundle).
+pub fn verify_anchor(
+    roots: &RootCertStore,
+    chain: &[CertificateDer<'static>],
+    at: OffsetDateTime,
+) -> Result<(), Refusal> {
+    let (leaf, intermediates) = chain.split_first().ok_or(Refusal {
+        reason: "UnreadableChain",
+        message: "chain: no certificate".into(),
+    })?;
+    let infos: Vec<_> = chain.iter().filter_map(|c| describe(c.as_ref()).ok()).collect();
+    let parsed = rustls::server::ParsedCertificate::try_from(leaf).map_err(|e| refusal(e, "", &infos, at))?;
+    let algs = rustls::crypto::ring::default_provider()
+        .signature_verification_algorithms
+        .all;
+    rustls::client::verify_server_cert_signed_by_trust_anchor(&parsed, roots, intermediates, unix_time(at), algs)
+        .map_err(|e| refusal(e, "", &infos, at))
+}
+
 /// webpki reason names passed through as codes (a fixed list, so codes stay stable strings).
 fn known_code(code: &str) -> &'static str {
     const KNOWN: &[&str] = &[
@@ -312,6 +333,22 @@ mod tests {
         );
         let ca_as_leaf = r(&root.pem, &int.pem, "x.example.com", NOW);
         assert_eq!(ca_as_leaf.reason, "CaUsedAsEndEntity", "{ca_as_leaf}");
+    }
+
+    #[test]
+    fn the_anchor_check_builds_the_path_and_needs_server_auth_but_no_name() {
+        let (root, int) = pki();
+        let other = testcerts::root("Other Root");
+        let leaf = testcerts::leaf(&["a.example.com"], &int, Some(vec![Eku::ServerAuth]));
+        let chain = parse_bundle(format!("{leaf}{}", int.pem).as_bytes()).unwrap();
+        let roots = roots_store(root.pem.as_bytes()).unwrap();
+        assert_eq!(verify_anchor(&roots, &chain, NOW), Ok(()));
+        let wrong = roots_store(other.pem.as_bytes()).unwrap();
+        assert_eq!(verify_anchor(&wrong, &chain, NOW).unwrap_err().reason, "UnknownIssuer");
+        let client = testcerts::leaf(&["a.example.com"], &int, Some(vec![Eku::ClientAuth]));
+        let chain = parse_bundle(format!("{client}{}", int.pem).as_bytes()).unwrap();
+        assert_eq!(verify_anchor(&roots, &chain, NOW).unwrap_err().reason, "InvalidPurpose");
+        assert_eq!(verify_anchor(&roots, &[], NOW).unwrap_err().reason, "UnreadableChain");
     }
 
     #[test]

@@ -12,10 +12,10 @@
 
 use super::manifests::{objects_of, parse_rendered_file, RenderedDoc, TemplateLines};
 use super::{MirrorCheck, ReleaseStatus};
-use crate::graph::Provenance;
-pub use crate::model::Options;
+use crate::render::Provenance;
 use crate::stack::load;
-pub use crate::stack::loader::Inputs;
+use crate::stack::loader::Inputs;
+pub use crate::stack::Options;
 use crate::stack::{ChartLock, ChartRef, EnvState, Release};
 use crate::tools::{run, Tools};
 use anyhow::{bail, Context, Result};
@@ -85,7 +85,7 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: 
     let (tarball, origin) = match opts
         .chart_mirror
         .as_ref()
-        .and_then(|d| mirror_tarball(&load::absolute(d), r))
+        .and_then(|d| mirror_tarball(&crate::tools::paths::absolute(d), r))
     {
         Some(t) => (t, "mirror tarball"),
         None if opts.offline => {
@@ -495,7 +495,7 @@ pub fn render_env(
 const MAX_TEMPLATE_RETRIES: usize = 3;
 
 fn abs_sha8(p: &Path) -> String {
-    let abs = load::absolute(p);
+    let abs = crate::tools::paths::absolute(p);
     let h = Sha1::digest(abs.to_string_lossy().as_bytes());
     hex::encode(h)[..8].to_string()
 }

@@ -1,7 +1,7 @@
 //! Parsing rendered YAML into objects with provenance: helm's output directories (one directory
 //! per release, one file per template) and pre-rendered manifests given with `--manifests`.
 
-use crate::graph::Provenance;
+use crate::render::Provenance;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

@@ -1,17 +1,13 @@
 //! Rendering through the real helmfile/helm, with provenance and a cache. See `helmfile.rs`
 //! (invocation), `cache.rs` (render cache) and `manifests.rs` (parsing rendered YAML into objects).
-
-pub use crate::model::{MirrorCheck, ReleaseStatus};
+//! Render produces, and the layers above read, where each object came from (`Provenance`) and what
+//! happened to each release (`ReleaseStatus`).
 
 pub mod cache;
-pub mod complete;
 pub mod helmfile;
 pub mod manifests;
-/// The tools moved to `crate::tools`; these paths stay for code written against them.
-pub use crate::tools::{self, mirror};
-
-pub use crate::stack::loader::resolve_entry;
 use anyhow::{bail, Result};
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 pub(crate) fn mirror_fingerprint(dir: &Path) -> Result<String> {
@@ -19,4 +15,68 @@ pub(crate) fn mirror_fingerprint(dir: &Path) -> Result<String> {
         bail!("--chart-mirror {}: not a directory", dir.display());
     }
     cache::tree_hash(dir)
+}
+
+/// Where an object came from.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub environment: String,
+    /// `namespace/name` of the release, `None` for `--manifests` input and policy externals.
+    pub release: Option<String>,
+    /// The chart as declared in the state (`./charts/nvcf-pki`, `jetstack/cert-manager`).
+    pub chart: Option<String>,
+    /// Repository-relative template path (`charts/nvcf-pki/templates/certificate.yaml`), or the
+    /// manifest file for `--manifests` input, or the policy file for externals.
+    pub file: Option<String>,
+    /// Index of the document within the rendered template file.
+    pub doc_index: usize,
+    /// Best line in `file` for this object (1-based).
+    pub line: Option<usize>,
+    /// The template source text, when known, so findings can point at the line of a field.
+    #[serde(skip)]
+    pub template_text: Option<std::sync::Arc<str>>,
+    /// True for objects that exist outside the stack (declared in the policy).
+    pub external: bool,
+}
+
+/// What happened to one release of one environment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReleaseStatus {
+    pub name: String,
+    pub namespace: String,
+    pub chart: String,
+    pub version: Option<String>,
+    /// False when the environment switches the release off (`installed: false`, a false
+    /// `condition:`); such releases are not expected to render.
+    #[serde(default = "yes")]
+    pub installed: bool,
+    pub rendered: bool,
+    /// Why not rendered (remote chart offline, not installed in this environment, mirror mismatch).
+    pub reason: Option<String>,
+    pub objects: usize,
+    /// Set when the chart came from `--chart-mirror`: the tarball and its sha256 as computed.
+    pub mirror: Option<MirrorCheck>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl ReleaseStatus {
+    /// Installed in this environment but not rendered (offline, mirror mismatch, …).
+    pub fn missing(&self) -> bool {
+        self.installed && !self.rendered
+    }
+
+    pub fn id(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MirrorCheck {
+    pub tarball: String,
+    pub sha256: String,
+    /// The sha256 the lock pins, `None` when the lock has no entry.
+    pub expected: Option<String>,
 }

@@ -1,7 +1,7 @@
 //! `--format github`: GitHub Actions workflow commands (annotations on the pull request).
 
 use crate::finding::Severity;
-use crate::model::Report;
+use crate::report::Report;
 use std::fmt::Write;
 
 /// Escape a workflow command's message.

@@ -3,7 +3,7 @@
 
 use super::{help, location, message_with_object, summary_line};
 use crate::finding::Severity;
-use crate::model::Report;
+use crate::report::Report;
 use std::fmt::Write;
 
 struct Paint(bool);
@@ -49,7 +49,7 @@ pub fn render(report: &Report, ctx: &super::Context, color: bool) -> String {
             .is_some_and(|e| report.environments.iter().any(|x| x.name == e))
     };
     let manifests_mode = report.environments.len() == 1 && report.environments[0].name == "manifests";
-    let mut groups: Vec<(Option<&crate::model::EnvReport>, Vec<&crate::finding::Finding>)> = report
+    let mut groups: Vec<(Option<&crate::report::EnvReport>, Vec<&crate::finding::Finding>)> = report
         .environments
         .iter()
         .map(|e| {

@@ -1,7 +1,7 @@
 //! `--format json`: the contract `nvcf-validate/report/v1` (shared/design/report.schema.json).
 
 use crate::finding::Finding;
-use crate::model::Report;
+use crate::report::Report;
 use serde_json::{json, Value};
 
 pub const SCHEMA: &str = "nvcf-validate/report/v1";

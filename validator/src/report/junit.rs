@@ -16,7 +16,7 @@
 use super::text::{xml_attr, xml_text};
 use super::Context;
 use crate::finding::{Finding, Severity};
-use crate::model::Report;
+use crate::report::Report;
 use crate::rules;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -199,8 +199,8 @@ mod tests {
         Context::new(std::path::Path::new("."), failure.map(str::to_string))
     }
 
-    fn env(name: &str) -> crate::model::EnvReport {
-        crate::model::EnvReport {
+    fn env(name: &str) -> crate::report::EnvReport {
+        crate::report::EnvReport {
             name: name.into(),
             releases: Vec::new(),
             objects: 1,

@@ -11,7 +11,7 @@
 use super::text::{clip, md_cell, md_code};
 use super::Context;
 use crate::finding::{Finding, Severity};
-use crate::model::Report;
+use crate::report::Report;
 use std::fmt::Write;
 
 /// GitHub refuses comment bodies over 65,536 characters.

@@ -12,8 +12,47 @@ pub mod text;
 pub mod uri;
 
 use crate::finding::Finding;
-use crate::model::Report;
+use crate::render::ReleaseStatus;
+use crate::sink;
 use std::path::{Path, PathBuf};
+
+/// One environment in the report.
+#[derive(Debug, Clone)]
+pub struct EnvReport {
+    pub name: String,
+    pub releases: Vec<ReleaseStatus>,
+    pub objects: usize,
+    /// Why helmfile could not render this environment, when state findings explain it.
+    pub render_error: Option<String>,
+    /// Schema coverage (`schema-valid`): kinds without a schema; `None` when the rule is off or
+    /// the environment was not rendered.
+    pub schema_coverage: Option<crate::schema::Coverage>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Report {
+    pub environments: Vec<EnvReport>,
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    pub fn counts(&self) -> sink::Counts {
+        sink::count(&self.findings)
+    }
+
+    pub fn objects(&self) -> usize {
+        self.environments.iter().map(|e| e.objects).sum()
+    }
+
+    /// 0 no error-level finding, 1 at least one.
+    pub fn exit_code(&self) -> i32 {
+        if self.counts().errors > 0 {
+            1
+        } else {
+            0
+        }
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {

@@ -14,7 +14,7 @@
 use super::uri::{Artifact, SRCROOT};
 use super::Context;
 use crate::finding::{Finding, Severity};
-use crate::model::Report;
+use crate::report::Report;
 use crate::rules;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};

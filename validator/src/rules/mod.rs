@@ -19,8 +19,8 @@ pub mod secrets;
 
 use crate::finding::{Finding, Severity};
 use crate::graph::Graph;
-use crate::model::ReleaseStatus;
 use crate::policy::Policy;
+use crate::render::ReleaseStatus;
 use crate::stack::{EnvState, Stack};
 
 /// What a rule looks at.
@@ -159,6 +159,12 @@ pub fn registry() -> Vec<&'static Rule> {
 
 pub fn find(id: &str) -> Option<&'static Rule> {
     registry().into_iter().find(|r| r.id == id)
+}
+
+/// The family of a rule id, `None` when no rule has it: what `Policy::parse` is given to know
+/// the rule ids (the policy sits below the rules and does not import them).
+pub fn family_of(id: &str) -> Option<&'static str> {
+    find(id).map(|r| r.family)
 }
 
 /// The fixture naming convention, shared by every fixture runner (unit and CLI): a fixture file

@@ -4,25 +4,19 @@
 //! document led by a `#  Source: /abs/path` comment. We read releases, repositories and
 //! environments from there (helmfile has already resolved environments and templating), and
 //! `helmfile list` says which releases helmfile sees, so a build that leaves one out is caught
-//! (`render::complete`). The state files' text is read only to find the line of each release
+//! (`stack::complete`). The state files' text is read only to find the line of each release
 //! declaration (locations in findings) and the order environments are declared in.
 
 use super::failure::Refusal;
 use super::{ChartRef, EnvState, Release, Repository};
+use crate::tools::build::{parse_build, StateDoc};
+use crate::tools::paths::{absolute, normalize, relative};
 use crate::tools::{run, Tools};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
-
-/// One state document of `helmfile build` output.
-#[derive(Debug, Clone)]
-pub struct StateDoc {
-    /// Absolute path of the state file.
-    pub path: PathBuf,
-    pub doc: Value,
-}
+use std::path::{Path, PathBuf};
 
 /// A release as `helmfile list --output json` prints it: helmfile's own view of the releases
 /// of an environment across every state it loaded (sub-helmfile `selectors:` applied).
@@ -134,49 +128,6 @@ pub fn exclusion(refused: &[Refusal]) -> Vec<String> {
         out.push(sel);
     }
     out
-}
-
-/// Read `helmfile build` output: one YAML document per state file, each led by its
-/// `#  Source: /abs/path` comment. Documents are the YAML parser's own (`yaml::spanned_documents`),
-/// never a split of the text; a document without exactly one `Source` line before its content, or
-/// with no content, is refused (a state helmfile printed but we could not attribute would go
-/// unjudged).
-pub fn parse_build(text: &str) -> Result<Vec<StateDoc>> {
-    let mut docs = Vec::new();
-    let starts = crate::yaml::line_starts(text);
-    for (i, d) in crate::yaml::spanned_documents(text)?.into_iter().enumerate() {
-        let head = &text[d.head.clone()];
-        let sources: Vec<&str> = crate::yaml::lines(head)
-            .into_iter()
-            .filter_map(|l| l.strip_prefix('#')?.trim_start().strip_prefix("Source:"))
-            .map(str::trim)
-            .collect();
-        let line = starts.partition_point(|&s| s <= d.span.start);
-        let source = match (sources.as_slice(), d.value.is_null()) {
-            ([one], false) if Path::new(one).is_absolute() => one.to_string(),
-            ([one], true) => bail!(
-                "document {i} (line {line}) names state file {} but has no content; helmfile prints every state it \
-                 loaded in full, so the state's path (a `---` line in a file or directory name?) or helmfile's output \
-                 cannot be read reliably; rename the path",
-                crate::redact::cap(one, crate::redact::MAX_VALUE)
-            ),
-            ([], _) => bail!(
-                "document {i} (line {line}) has no `#  Source:` line naming its state file, so its releases cannot be \
-                 attributed; a state path with a `---` line in its name (directory or file) splits helmfile's output: \
-                 rename it"
-            ),
-            (many, _) => bail!(
-                "document {i} (line {line}) has {} `#  Source:` lines where helmfile prints one; a state path with a \
-                 line break in its name cannot be read reliably: rename it",
-                many.len()
-            ),
-        };
-        docs.push(StateDoc {
-            path: PathBuf::from(source),
-            doc: d.value,
-        });
-    }
-    Ok(docs)
 }
 
 /// Environment names declared by the entry state (the last build document is the entry: helmfile
@@ -752,54 +703,6 @@ pub fn release_line(source: &str, release: &str, nth: usize) -> Option<usize> {
         .filter(|i| i.scalars.get("name").map(String::as_str) == Some(release))
         .nth(nth)
         .map(|i| i.line)
-}
-
-pub fn absolute(p: &Path) -> PathBuf {
-    let abs = if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        std::env::current_dir()
-            .map(|d| d.join(p))
-            .unwrap_or_else(|_| p.to_path_buf())
-    };
-    abs.canonicalize().unwrap_or_else(|_| normalize(&abs))
-}
-
-/// Lexical normalisation (`a/./b/../c` → `a/c`) without touching the file system.
-pub fn normalize(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
-
-/// `path` relative to `root` (with `..` segments when outside), using `/` separators.
-pub fn relative(path: &Path, root: &Path) -> String {
-    let path = normalize(path);
-    let root = normalize(root);
-    let pc: Vec<_> = path.components().collect();
-    let rc: Vec<_> = root.components().collect();
-    let common = pc.iter().zip(rc.iter()).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = std::iter::repeat_n("..".to_string(), rc.len() - common).collect();
-    parts.extend(
-        pc[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
-    if parts.is_empty() {
-        ".".into()
-    } else {
-        parts.join("/")
-    }
 }
 
 #[cfg(test)]

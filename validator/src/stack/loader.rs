@@ -3,10 +3,12 @@
 //! `crate::tools`). `render` consumes what this returns.
 
 use super::failure::{self, Refusal, RefusalKind};
-use super::load::{absolute, add_refused, build, env_state, list, Listed, StateDoc};
+use super::load::{add_refused, build, env_state, list, Listed};
 use super::ChartLock;
 use super::EnvState;
-use crate::model::Options;
+use crate::stack::Options;
+use crate::tools::build::StateDoc;
+use crate::tools::paths::absolute;
 use crate::tools::Tools;
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -247,7 +249,7 @@ pub fn load_state(
     };
     // Every release helmfile lists must be in the build (a sub-helmfile's `selectors:` leave
     // releases out of both: helmfile would not deploy them, so they are not judged).
-    crate::render::complete::check_build_complete(&built.docs, &built.listed, environment)?;
+    super::complete::check_build_complete(&built.docs, &built.listed, environment)?;
     let mut state = env_state(environment, &built.docs, root, entry);
     add_refused(&mut state, &built.refused, &built.docs, root, entry);
     Ok((built.docs, state))

@@ -1,6 +1,7 @@
 //! The helmfile state model: environments, releases, repositories, needs, chart references and
 //! where each release is declared. Built from the real `helmfile build` output (see `load`).
 
+pub mod complete;
 pub mod failure;
 pub mod load;
 pub mod loader;
@@ -168,4 +169,20 @@ impl Release {
     pub fn is_remote(&self) -> bool {
         !matches!(self.chart_ref, ChartRef::Local { .. })
     }
+}
+
+/// How a run treats remote charts; loading and rendering both read it.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub offline: bool,
+    pub chart_mirror: Option<PathBuf>,
+    /// The chart lock file beside the entry state (the policy's `settings.lockFile`).
+    pub lock_file: String,
+    /// The Kubernetes version helm renders for (`--kube-version`): the policy's
+    /// `settings.kubernetesVersion` (`1.35`), as the cluster will report it at apply time.
+    pub kube_version: String,
+    /// What helm reports as served (`--api-versions`, `.Capabilities.APIVersions`): every
+    /// built-in group/version and group/version/kind of that Kubernetes version, and those of the
+    /// CRDs the policy declares (those an environment renders are added by `render`).
+    pub api_versions: Vec<String>,
 }

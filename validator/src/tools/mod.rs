@@ -7,7 +7,10 @@
 //! path), then `.tools/bin/<tool>` in the state's directory or any parent (where `ci/setup`
 //! installs the pinned, hash-verified tools), then `PATH`.
 
+pub mod build;
 pub mod mirror;
+pub mod output;
+pub mod paths;
 pub mod remote;
 pub mod sandbox;
 pub mod seal;
@@ -142,7 +145,7 @@ impl Lazy {
             .get_or_init(|| {
                 let located = Tools::locate(&self.root).and_then(|t| match &self.front_dir {
                     Some(d) => {
-                        let m = self.mirror.as_deref().map(crate::stack::load::absolute);
+                        let m = self.mirror.as_deref().map(paths::absolute);
                         mirror::front(&t, m.as_deref(), self.sealed.is_some(), d.path())
                     }
                     None => Ok(t),
@@ -195,10 +198,10 @@ pub fn run(cmd: &mut Command, what: &str) -> Result<Output> {
 }
 
 /// The last meaningful lines of a failed tool run (helmfile prints the cause at the end), with
-/// helmfile's argument dumps and Go panics condensed first (`stack::failure::condense`), so a panic
+/// helmfile's argument dumps and Go panics condensed first (`output::condense`), so a panic
 /// keeps its `panic:` line and no `0: /path/helm (26 bytes)` list is echoed.
 pub fn tail(stderr: &[u8], stdout: &[u8]) -> String {
-    let text = crate::stack::failure::condense(&String::from_utf8_lossy(
+    let text = output::condense(&String::from_utf8_lossy(
         if stderr.iter().any(|b| !b.is_ascii_whitespace()) {
             stderr
         } else {

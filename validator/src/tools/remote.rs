@@ -453,7 +453,7 @@ pub fn remote_values(cmd: &Command) -> Vec<String> {
     if !out.status.success() {
         return Vec::new();
     }
-    let Ok(docs) = crate::stack::load::parse_build(&String::from_utf8_lossy(&out.stdout)) else {
+    let Ok(docs) = super::build::parse_build(&String::from_utf8_lossy(&out.stdout)) else {
         return Vec::new();
     };
     // State files are named relative to the entry's directory, as every other message does.
@@ -461,7 +461,7 @@ pub fn remote_values(cmd: &Command) -> Vec<String> {
         .iter()
         .position(|a| a == "--file")
         .and_then(|i| globals.get(i + 1))
-        .map(|f| crate::stack::load::absolute(Path::new(f)))
+        .map(|f| super::paths::absolute(Path::new(f)))
         .map(|f| {
             if f.is_dir() {
                 f
@@ -478,7 +478,7 @@ pub fn remote_values(cmd: &Command) -> Vec<String> {
                     if parse(v).is_some() {
                         found.push(format!(
                             "{}: release {}/{} takes {key} from {}",
-                            crate::stack::load::relative(&d.path, &root),
+                            super::paths::relative(&d.path, &root),
                             r["namespace"].as_str().unwrap_or("default"),
                             r["name"].as_str().unwrap_or("?"),
                             crate::redact::redact_userinfo(v)

@@ -256,7 +256,7 @@ pub fn run_manifests(input: &[u8], _: &Path) {
 
 pub fn run_build(input: &[u8], _: &Path) {
     let Ok(text) = std::str::from_utf8(input) else { return };
-    let Ok(docs) = nvcf_validate::stack::load::parse_build(text) else {
+    let Ok(docs) = nvcf_validate::tools::build::parse_build(text) else {
         return;
     };
     let entry = Path::new("/s/helmfile.yaml");
@@ -267,7 +267,7 @@ pub fn run_build(input: &[u8], _: &Path) {
 
 pub fn run_policy(input: &[u8], _: &Path) {
     let Ok(text) = std::str::from_utf8(input) else { return };
-    let _ = Policy::parse(text, "fuzz-policy.yaml");
+    let _ = Policy::parse(text, "fuzz-policy.yaml", nvcf_validate::rules::family_of);
 }
 
 pub fn run_lock(input: &[u8], _: &Path) {

@@ -58,9 +58,9 @@ pub(super) fn parse_dial(v: &str) -> Option<Dial> {
 }
 
 impl Dial {
+    /// Dialled, this host: loopback or the unspecified address, decided by parsing.
     pub fn is_loopback(&self) -> bool {
-        let h = self.host.to_ascii_lowercase();
-        h == "localhost" || h.starts_with("127.") || h == "::1" || h == "0.0.0.0" || h == "::"
+        crate::meaning::host::is_loopback(&self.host) || crate::meaning::host::is_unspecified(&self.host)
     }
 }
 

@@ -210,6 +210,11 @@ fn command_switches(cmd: &shell::SimpleCommand) -> Vec<Switch> {
         return Vec::new();
     }
     let mut out = insecure_flags(&cmd.argv);
+    for sw in &mut out {
+        if let Some(e) = command_effect(cmd.name(), &sw.name) {
+            sw.effect = e;
+        }
+    }
     if cmd.name() == "curl" {
         for w in cmd.argv.iter().skip(1) {
             let Some(cluster) = w.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
@@ -352,15 +357,9 @@ fn rendered(g: &Graph) -> impl Iterator<Item = &Object> {
     g.objects.iter().filter(|o| !o.prov.external)
 }
 
+/// The URL's host is loopback, decided by parsing it (`crate::meaning::host`).
 fn is_loopback_url(url: &str) -> bool {
-    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
-    let host = rest.split('/').next().unwrap_or_default();
-    let host = if let Some(h) = host.strip_prefix('[') {
-        h.split(']').next().unwrap_or_default()
-    } else {
-        host.split(':').next().unwrap_or_default()
-    };
-    host.eq_ignore_ascii_case("localhost") || host.starts_with("127.") || host == "::1"
+    crate::meaning::host::is_loopback(crate::meaning::host::url_host(url))
 }
 
 fn is_http(url: &str) -> bool {
@@ -412,8 +411,8 @@ fn is_openbao(r: &Release) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::ReleaseStatus;
     use crate::policy::Policy;
+    use crate::render::ReleaseStatus;
     use crate::stack::Stack;
     use crate::testkit::*;
 

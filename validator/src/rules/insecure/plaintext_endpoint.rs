@@ -840,11 +840,65 @@ mod tests {
     use super::super::tests::*;
     use super::*;
     use crate::graph::Graph;
-    use crate::model::ReleaseStatus;
     use crate::policy::Policy;
+    use crate::render::ReleaseStatus;
 
     use crate::testkit::*;
     use serde_json::json;
+
+    /// Generated: every way of writing a host (loopback in every literal form, and names that
+    /// only look like loopback) in every place an OpenBao address is read (env of a container,
+    /// a listener `address` in HCL configuration). Loopback is silent; anything else fires.
+    #[test]
+    fn loopback_is_decided_by_parsing_in_every_place() {
+        let loopback = [
+            "127.0.0.1",
+            "127.8.9.10",
+            "[::1]",
+            "[::ffff:127.0.0.1]",
+            "localhost",
+            "LOCALHOST.",
+        ];
+        let lookalike = [
+            "127.bao.corp.example.net",
+            "127.0.0.1.nip.io",
+            "localhost.example.net",
+            "[::ffff:10.0.0.1]",
+            "10.0.0.1",
+            "127.1",
+        ];
+        let policy = Policy::default();
+        type Make<'a> = &'a dyn Fn(&str) -> String;
+        let places: [(&str, Make); 3] = [
+            ("BAO_ADDR", &|h| env_pod("BAO_ADDR", &format!("http://{h}:8200"))),
+            ("VAULT_ADDR", &|h| env_pod("VAULT_ADDR", &format!("http://{h}:8200"))),
+            ("listener", &|h| {
+                let hcl = format!("listener \"tcp\" {{\n  address = \"{h}:8200\"\n  tls_disable = 1\n}}\n");
+                format!(
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c, namespace: openbao}}\ndata:\n  server.hcl: {}\n",
+                    serde_json::to_string(&hcl).unwrap()
+                )
+            }),
+        ];
+        for (place, make) in places {
+            for (hosts, fires) in [(&loopback[..], false), (&lookalike[..], true)] {
+                for h in hosts {
+                    let g = graph("e", &make(h));
+                    let f: Vec<_> = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&g, &policy))
+                        .into_iter()
+                        .filter(|f| f.rule == PLAINTEXT_ENDPOINT)
+                        .collect();
+                    assert_eq!(!f.is_empty(), fires, "{place} {h}: {f:#?}");
+                }
+            }
+        }
+    }
+
+    fn env_pod(var: &str, value: &str) -> String {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: openbao}}\nspec:\n  containers:\n  - name: c\n    image: quay.io/openbao/openbao:2.4.1\n    command: [bao, status]\n    env: [{{name: {var}, value: \"{value}\"}}]\n"
+        )
+    }
 
     fn openbao(values: serde_json::Value) -> crate::stack::Release {
         let mut r = rel(

@@ -25,14 +25,10 @@ impl Listener {
     }
 }
 
-/// `127.0.0.1:8100`, `localhost:8200`, `[::1]:8200`.
+/// `127.0.0.1:8100`, `localhost:8200`, `[::1]:8200`, `[::ffff:127.0.0.1]:8200`: decided by
+/// parsing the host (`crate::meaning::host`), so `127.bao.corp.example.net:8200` is a DNS name.
 fn loopback_address(a: &str) -> bool {
-    let a = a.trim();
-    let host = match a.strip_prefix('[') {
-        Some(rest) => rest.split(']').next().unwrap_or_default(),
-        None => a.rsplit_once(':').map(|(h, _)| h).unwrap_or(a),
-    };
-    host.eq_ignore_ascii_case("localhost") || host.starts_with("127.") || host == "::1"
+    crate::meaning::host::is_loopback(crate::meaning::host::split_authority(a).0)
 }
 
 /// The listeners of a server configuration, or `None` when `text` is not HCL/JSON with at least

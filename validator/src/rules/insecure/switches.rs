@@ -55,63 +55,208 @@ pub(super) fn norm(s: &str) -> String {
         .collect()
 }
 
-/// What a switch (normalised name) turns off when it is on, if it is an insecure switch.
-pub(super) fn insecure_effect(n: &str) -> Option<&'static str> {
-    const EXACT: &[(&str, &str)] = &[
-        (
-            "allowinsecureremotewatchhttp",
-            "allows the router's remote watch over plain HTTP",
-        ),
-        (
-            "enabledevpeerforwarding",
-            "enables development-only peer forwarding without TLS",
-        ),
-        ("allowinsecuretransport", "allows plaintext transport"),
-        ("kubeletinsecuretls", "turns off kubelet certificate verification"),
-        ("nocheckcertificate", "turns off TLS certificate verification"),
-    ];
-    if let Some((_, e)) = EXACT.iter().find(|(k, _)| *k == n) {
-        return Some(e);
-    }
-    if n.ends_with("quicinsecure") {
-        return Some("turns off certificate verification on the reverse QUIC tunnel");
-    }
-    if n.ends_with("grpcinsecure") {
-        return Some("turns off TLS on the workers' gRPC connection");
-    }
-    if n.ends_with("tlsdisable") || n.ends_with("disabletls") {
-        return Some("turns TLS off");
-    }
-    if [
-        "insecure",
-        "skipverify",
-        "skiptlsverify",
-        "insecureskiptlsverify",
-        "noverify",
-    ]
-    .iter()
-    .any(|s| n.ends_with(s))
-    {
-        return Some("turns off TLS certificate verification");
-    }
-    None
+/// How a switch's normalised name is recognised.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Name {
+    /// The whole name (`nocheckcertificate`).
+    Exact(&'static str),
+    /// The end of the name, whatever prefixes it (`tlsskipverify` in `vaultTLSSkipVerify`).
+    Suffix(&'static str),
 }
 
-/// Switches whose *false* value turns verification off (`NODE_TLS_REJECT_UNAUTHORIZED=0`).
-/// (`insecureSkipTLSVerify` ends in `tlsverify` too, but its false is the safe value.)
+/// Which value makes a switch insecure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum When {
+    /// On (`true`, `1`, a bare flag): `--insecure-skip-tls-verify`.
+    On,
+    /// Off (`false`, `0`): `NODE_TLS_REJECT_UNAUTHORIZED=0`, `--tls-verify=false`.
+    Off,
+}
+
+/// One switch that turns TLS or verification off: how its name is recognised, which value is the
+/// insecure one, what the consuming software then does (the message says this, so it must be
+/// what the setting does, not what its name suggests), and where that fact comes from.
+#[derive(Debug)]
+pub(crate) struct SwitchDef {
+    pub name: Name,
+    pub when: When,
+    pub effect: &'static str,
+    /// Where the fact comes from; data for the reader and the table's test, not for messages.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub source: &'static str,
+}
+
+const SKIP_VERIFY: &str = "turns off TLS certificate verification";
+
+/// The one table of insecure switches shared by flags, environment variables, values keys and
+/// configuration files (normalised names: lowercase ASCII alphanumerics, so `--tls-skip-verify`,
+/// `TLS_SKIP_VERIFY`, `tlsSkipVerify` and `tls_skip_verify` are one entry). The first entry that
+/// matches decides: exact names and specific suffixes come before the general ones.
+pub(crate) static SWITCHES: &[SwitchDef] = &[
+    SwitchDef {
+        name: Name::Exact("allowinsecureremotewatchhttp"),
+        when: When::On,
+        effect: "allows the router's remote watch over plain HTTP",
+        source: "NVIDIA nvcf request-router flags (design/facts.md: router command line)",
+    },
+    SwitchDef {
+        name: Name::Exact("enabledevpeerforwarding"),
+        when: When::On,
+        effect: "enables development-only peer forwarding without TLS",
+        source: "NVIDIA nvcf request-router flags (design/facts.md: router command line)",
+    },
+    SwitchDef {
+        name: Name::Exact("allowinsecuretransport"),
+        when: When::On,
+        effect: "allows plaintext transport",
+        source: "nvcf-pki / request-router chart values (charts/*/values.yaml)",
+    },
+    SwitchDef {
+        name: Name::Exact("kubeletinsecuretls"),
+        when: When::On,
+        effect: "turns off kubelet certificate verification",
+        source: "metrics-server --kubelet-insecure-tls (kubernetes-sigs/metrics-server README)",
+    },
+    SwitchDef {
+        name: Name::Exact("nocheckcertificate"),
+        when: When::On,
+        effect: SKIP_VERIFY,
+        source: "wget --no-check-certificate (GNU Wget manual)",
+    },
+    SwitchDef {
+        name: Name::Suffix("quicinsecure"),
+        when: When::On,
+        effect: "turns off certificate verification on the reverse QUIC tunnel",
+        source: "NVIDIA nvcf stargate --quic-insecure / STARGATE_QUIC_INSECURE (design/facts.md)",
+    },
+    SwitchDef {
+        name: Name::Suffix("grpcinsecure"),
+        when: When::On,
+        effect: "turns off TLS on the workers' gRPC connection",
+        source: "NVIDIA nvcf worker gRPC client settings (design/facts.md)",
+    },
+    SwitchDef {
+        name: Name::Suffix("serverinsecure"),
+        when: When::On,
+        effect: "serves the API without TLS (plaintext HTTP and gRPC); it does not turn off certificate \
+                 verification",
+        source: "Argo CD argocd-cmd-params-cm `server.insecure` / ARGOCD_SERVER_INSECURE / argocd-server \
+                 --insecure (argo-cd docs: operator-manual/argocd-cmd-params-cm.yaml, server commands)",
+    },
+    SwitchDef {
+        name: Name::Suffix("tlsdisable"),
+        when: When::On,
+        effect: "turns TLS off",
+        source: "OpenBao/Vault listener tls_disable, VAULT_TLS_DISABLE (openbao docs: configuration/listener/tcp)",
+    },
+    SwitchDef {
+        name: Name::Suffix("disabletls"),
+        when: When::On,
+        effect: "turns TLS off",
+        source: "common spelling of the same switch (e.g. Consul/NATS `disable_tls`)",
+    },
+    SwitchDef {
+        name: Name::Suffix("insecureskiptlsverify"),
+        when: When::On,
+        effect: SKIP_VERIFY,
+        source: "kubeconfig insecure-skip-tls-verify, kubectl --insecure-skip-tls-verify (client-go clientcmd)",
+    },
+    SwitchDef {
+        name: Name::Suffix("skiptlsverify"),
+        when: When::On,
+        effect: SKIP_VERIFY,
+        source: "OpenBao/Vault tls_skip_verify, VAULT_SKIP_VERIFY; Terraform/Helm skipTLSVerify (openbao docs)",
+    },
+    SwitchDef {
+        name: Name::Suffix("skipverify"),
+        when: When::On,
+        effect: SKIP_VERIFY,
+        source: "Go crypto/tls Config.InsecureSkipVerify (pkg.go.dev/crypto/tls); VAULT_SKIP_VERIFY",
+    },
+    SwitchDef {
+        name: Name::Suffix("noverify"),
+        when: When::On,
+        effect: SKIP_VERIFY,
+        source: "openssl/ldap style `no_verify` switches",
+    },
+    SwitchDef {
+        name: Name::Suffix("insecure"),
+        when: When::On,
+        effect: SKIP_VERIFY,
+        source: "curl -k/--insecure (curl manual), grpcurl -insecure, argocd CLI --insecure, helm --insecure-…",
+    },
+    SwitchDef {
+        name: Name::Suffix("tlsrejectunauthorized"),
+        when: When::Off,
+        effect: SKIP_VERIFY,
+        source: "Node.js NODE_TLS_REJECT_UNAUTHORIZED=0 (nodejs.org docs: cli environment variables)",
+    },
+    SwitchDef {
+        name: Name::Suffix("pythonhttpsverify"),
+        when: When::Off,
+        effect: SKIP_VERIFY,
+        source: "CPython PYTHONHTTPSVERIFY=0 (PEP 493)",
+    },
+    SwitchDef {
+        name: Name::Suffix("tlsverify"),
+        when: When::Off,
+        effect: SKIP_VERIFY,
+        source: "Docker DOCKER_TLS_VERIFY, podman/skopeo --tls-verify=false (containers docs)",
+    },
+    SwitchDef {
+        name: Name::Suffix("verifytls"),
+        when: When::Off,
+        effect: SKIP_VERIFY,
+        source: "common spelling of verify switches (`verify_tls: false`)",
+    },
+    SwitchDef {
+        name: Name::Suffix("sslverify"),
+        when: When::Off,
+        effect: SKIP_VERIFY,
+        source: "git http.sslVerify / GIT_SSL_NO_VERIFY's positive form (git-config docs)",
+    },
+    SwitchDef {
+        name: Name::Suffix("verifyssl"),
+        when: When::Off,
+        effect: SKIP_VERIFY,
+        source: "common spelling of verify switches (`verify_ssl: false`)",
+    },
+];
+
+/// The table's entry for a normalised name, if any.
+pub(crate) fn switch_def(n: &str) -> Option<&'static SwitchDef> {
+    SWITCHES.iter().find(|d| match d.name {
+        Name::Exact(e) => n == e,
+        Name::Suffix(s) => n.ends_with(s),
+    })
+}
+
+/// What a switch (normalised name) does when it is on, if it is an insecure switch of the `On`
+/// kind.
+pub(super) fn insecure_effect(n: &str) -> Option<&'static str> {
+    switch_def(n).filter(|d| d.when == When::On).map(|d| d.effect)
+}
+
+/// Switches whose *false* value turns verification off (`NODE_TLS_REJECT_UNAUTHORIZED=0`). A name
+/// that says `skip` or `insecure` is a negative switch whose false is the safe value
+/// (`insecureSkipTLSVerify` ends in `tlsverify` too).
 pub(super) fn verify_switch(n: &str) -> bool {
-    !n.contains("skip")
-        && !n.contains("insecure")
-        && [
-            "tlsrejectunauthorized",
-            "pythonhttpsverify",
-            "tlsverify",
-            "verifytls",
-            "sslverify",
-            "verifyssl",
-        ]
+    !n.contains("skip") && !n.contains("insecure") && switch_def(n).is_some_and(|d| d.when == When::Off)
+}
+
+/// What a flag does on one program when its meaning there differs from the table's
+/// (`argocd-server --insecure` serves plaintext; `curl --insecure` skips verification).
+pub(super) fn command_effect(program: &str, n: &str) -> Option<&'static str> {
+    const BY_PROGRAM: &[(&str, &str, &str)] = &[(
+        "argocd-server",
+        "insecure",
+        "serves the API without TLS (plaintext HTTP and gRPC); it does not turn off certificate verification",
+    )];
+    let program = program.rsplit('/').next().unwrap_or(program);
+    BY_PROGRAM
         .iter()
-        .any(|s| n.ends_with(s))
+        .find(|(p, f, _)| *p == program && *f == n)
+        .map(|(_, _, e)| *e)
 }
 
 /// If `name = value` (a key, env var or inline flag value) is an insecure setting, what it does.
@@ -163,6 +308,47 @@ mod tests {
 
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_switch_table_is_data_with_sources() {
+        for d in SWITCHES {
+            let n = match d.name {
+                Name::Exact(n) | Name::Suffix(n) => n,
+            };
+            assert_eq!(norm(n), n, "{n}: names are normalised");
+            assert!(!d.source.trim().is_empty() && !d.effect.is_empty(), "{n}");
+        }
+        // One spelling per consumer, one entry: flags, env vars, keys and config files agree.
+        for spelling in [
+            "tls_skip_verify",
+            "--insecure-skip-tls-verify",
+            "insecureSkipVerify",
+            "skipTLSVerify",
+            "VAULT_SKIP_VERIFY",
+        ] {
+            assert_eq!(
+                insecure_setting(spelling, &json!(true)),
+                Some(SKIP_VERIFY),
+                "{spelling}"
+            );
+            assert_eq!(insecure_setting(spelling, &json!(false)), None, "{spelling}");
+        }
+        assert_eq!(
+            insecure_setting("NODE_TLS_REJECT_UNAUTHORIZED", &json!("0")),
+            Some(SKIP_VERIFY)
+        );
+        assert_eq!(insecure_setting("insecureSkipTLSVerify", &json!(false)), None);
+        // What the setting does, not what its name suggests.
+        for argo in ["server.insecure", "ARGOCD_SERVER_INSECURE", "serverInsecure"] {
+            let e = insecure_setting(argo, &json!("true")).unwrap();
+            assert!(e.starts_with("serves the API without TLS"), "{argo}: {e}");
+        }
+        assert_eq!(
+            command_effect("/usr/local/bin/argocd-server", "insecure"),
+            insecure_setting("server.insecure", &json!(true))
+        );
+        assert_eq!(command_effect("curl", "insecure"), None);
+    }
 
     #[test]
     fn truthiness_and_config_text() {

@@ -83,7 +83,7 @@ fn writer(o: &Object) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::Provenance;
+    use crate::render::Provenance;
     use crate::testkit::*;
 
     pub(super) fn rule(id: &str) -> &'static Rule {

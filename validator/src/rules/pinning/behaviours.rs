@@ -15,7 +15,7 @@ fn image_findings(env: &str, image: &str, policy: &Policy) -> Vec<Finding> {
 }
 
 fn policy(yaml: &str) -> Policy {
-    Policy::parse(yaml, "p.yaml").unwrap()
+    Policy::parse(yaml, "p.yaml", crate::rules::family_of).unwrap()
 }
 
 #[test]
@@ -282,7 +282,17 @@ fn tags_messages_name_what_is_wrong() {
     assert!(m[0].contains("uses the moving tag `latest`"), "{m:#?}");
     let m = msgs("nvcr.io/a/b:Nightly");
     assert_eq!(m.len(), 1, "{m:#?}");
-    assert!(m[0].contains("uses the development tag `Nightly`"), "{m:#?}");
+    assert!(
+        m[0].contains("uses the moving tag `Nightly`: it names no version"),
+        "{m:#?}"
+    );
+    for moving in ["stable", "main", "edge", "3", "alpine"] {
+        let m = msgs(&format!("nvcr.io/a/b:{moving}"));
+        assert!(
+            m.len() == 1 && m[0].contains(&format!("moving tag `{moving}`")),
+            "{m:#?}"
+        );
+    }
     let m = msgs("nvcr.io/a/b:1.5.0-SNAPSHOT");
     assert_eq!(m.len(), 1, "{m:#?}");
     assert!(

@@ -101,8 +101,8 @@ pub(super) fn chart_digest_pinned(ctx: &Ctx) -> Vec<Finding> {
 mod tests {
     use super::super::tests::*;
     use super::*;
-    use crate::model::{MirrorCheck, ReleaseStatus};
     use crate::policy::Policy;
+    use crate::render::{MirrorCheck, ReleaseStatus};
 
     use crate::testkit::*;
 

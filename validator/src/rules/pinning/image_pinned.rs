@@ -1,6 +1,7 @@
 //! `image-pinned`: every container image has an exact tag (and a digest where required) from an allowed registry.
 
 use super::*;
+use crate::meaning::tags::Tag;
 
 /// A parsed image reference.
 #[derive(Debug, PartialEq, Eq)]
@@ -78,34 +79,14 @@ fn valid_digest(d: &str) -> bool {
     }
 }
 
-/// The word of a tag that marks a snapshot or development build, if any.
-fn dev_word(tag: &str) -> Option<String> {
-    const DEV: &[&str] = &[
-        "snapshot",
-        "dev",
-        "devel",
-        "develop",
-        "development",
-        "nightly",
-        "edge",
-        "main",
-        "master",
-        "canary",
-        "unstable",
-        "head",
-        "trunk",
-        "latest",
-        "wip",
-    ];
-    tag.to_ascii_lowercase()
-        .split(['-', '.', '_', '+'])
-        .find(|w| DEV.contains(w))
-        .map(str::to_string)
-}
-
 pub(super) fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
     let settings = &ctx.policy.settings;
     let need_digest = settings.digests_required(ctx.environment);
+    // Validated when the policy was loaded; a shape that does not compile here is not used.
+    let shape = settings
+        .image_version_tag
+        .as_deref()
+        .and_then(|s| crate::meaning::tags::compile_shape(s).ok());
     let mut out = Vec::new();
     for obj in ctx.graph.objects.iter().filter(|o| !o.prov.external) {
         for (list, c) in obj.containers() {
@@ -126,18 +107,25 @@ pub(super) fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
                         (Some(d), _) if !valid_digest(d) => problems.push(format!("has a malformed digest `{d}`")),
                         (Some(_), _) => {}
                         (None, None) => problems.push("has no tag (the runtime pulls `latest`)".to_string()),
-                        (None, Some(t)) if t.eq_ignore_ascii_case("latest") => {
-                            problems.push("uses the moving tag `latest`".to_string())
-                        }
                         (None, Some(_)) => {}
                     }
-                    if let Some(t) = r.tag.as_deref().filter(|t| !t.eq_ignore_ascii_case("latest")) {
-                        match dev_word(t) {
-                            Some(w) if w == t.to_ascii_lowercase() => {
-                                problems.push(format!("uses the development tag `{t}`"))
+                    // Without a digest the tag must name a version (`crate::meaning::tags`); a
+                    // digest pins a moving tag, but a development build pinned is still one.
+                    if let Some(t) = r.tag.as_deref() {
+                        match crate::meaning::tags::classify(t, shape.as_ref()) {
+                            Tag::Moving if r.digest.is_none() => problems.push(format!(
+                                "uses the moving tag `{t}`: it names no version{}, so the registry can move it to \
+                                 another image",
+                                if shape.is_some() {
+                                    " (settings.imageVersionTag)"
+                                } else {
+                                    ""
+                                }
+                            )),
+                            Tag::Development(w) => {
+                                problems.push(format!("uses a snapshot/development tag (`{w}` in `{t}`)"))
                             }
-                            Some(w) => problems.push(format!("uses a snapshot/development tag (`{w}` in `{t}`)")),
-                            None => {}
+                            _ => {}
                         }
                     }
                     if need_digest && r.digest.is_none() {
@@ -207,9 +195,14 @@ mod tests {
             Ok(("quay.io/a/b".into(), Some("1".into()), Some("sha256:x".into())))
         );
         assert!(parse_image("").is_err() && parse_image("nginx:").is_err() && parse_image("a b").is_err());
-        assert_eq!(dev_word("1.5.0-SNAPSHOT").as_deref(), Some("snapshot"));
-        assert_eq!(dev_word("nightly-2026-11-01").as_deref(), Some("nightly"));
-        assert_eq!(dev_word("120.0-headless"), None);
-        assert_eq!(dev_word("3.1-maintenance"), None);
+        let tag = |t: &str| crate::meaning::tags::classify(t, None);
+        assert_eq!(tag("1.5.0-SNAPSHOT"), Tag::Development("snapshot".into()));
+        assert_eq!(
+            tag("nightly-2026-11-01"),
+            Tag::Moving,
+            "a date with dashes is not a version shape"
+        );
+        assert_eq!(tag("120.0-headless"), Tag::Version);
+        assert_eq!(tag("3.1-maintenance"), Tag::Version);
     }
 }

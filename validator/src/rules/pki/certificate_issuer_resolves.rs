@@ -88,6 +88,7 @@ mod tests {
         let p = Policy::parse(
             "externals:\n  - apiVersion: cert-manager.io/v1\n    kind: ClusterIssuer\n    name: corp-pki\n",
             "validator-policy.yaml",
+            crate::rules::family_of,
         )
         .unwrap();
         let g = testkit::with_externals(

@@ -17,6 +17,8 @@ pub(crate) mod bundles;
 mod certificate_issuer_resolves;
 mod certificate_renewal_window;
 mod certificate_server_auth;
+mod chain_anchored_in_bundle;
+mod example_material_confined;
 mod listeners;
 pub(crate) mod mounts;
 mod router_identity;
@@ -126,6 +128,27 @@ pub static RULES: &[Rule] = &[
         explain: include_str!("trust-bundle-fingerprint.md"),
         scope: Scope::Objects,
         check: trust_bundle_fingerprint::check_fingerprint,
+    },
+    Rule {
+        id: "chain-anchored-in-bundle",
+        family: "pki",
+        severity: Severity::Error,
+        summary: "a serving certificate workers verify by the published bundle (router Secret, worker gRPC listener) \
+                  does not verify to it with serverAuth (rustls-webpki, a Secret's or the policy's chain), or is issued \
+                  from a self-signed issuer",
+        explain: include_str!("chain-anchored-in-bundle.md"),
+        scope: Scope::Objects,
+        check: chain_anchored_in_bundle::check_anchored,
+    },
+    Rule {
+        id: "example-material-confined",
+        family: "pki",
+        severity: Severity::Error,
+        summary: "a committed example certificate (examples/pki) is published or used in an environment not marked \
+                  as an example (nvcf.io/example-material: allowed)",
+        explain: include_str!("example-material-confined.md"),
+        scope: Scope::Objects,
+        check: example_material_confined::check_examples,
     },
     Rule {
         id: "tls-mount-reloadable",

@@ -508,7 +508,7 @@ spec: {secretName: clients-tls, dnsNames: ["llm.invocation.example.com"], issuer
                 &format!(
                     "externals:\n  - apiVersion: v1\n    kind: Secret\n    namespace: nvcf\n    name: request-router-tls\n    type: kubernetes.io/tls\n{data}"
                 ),
-                "validator-policy.yaml",
+                "validator-policy.yaml", crate::rules::family_of,
             )
             .unwrap()
         };

@@ -557,7 +557,7 @@ mod tests {
             .collect::<Vec<_>>();
         let policy = crate::policy::Policy::parse(
             "waivers:\n- {rule: vault-token-static, target: {environment: test}, reason: bootstrap only, expires: 2099-01-01}\n",
-            "p.yaml",
+            "p.yaml", crate::rules::family_of,
         )
         .unwrap();
         let warn = crate::sink::Overrides::new(&policy, &[], &["vault-token-static".into()], &[]).unwrap();
@@ -606,7 +606,7 @@ mod tests {
         assert!(f[1].message.contains("`env[0]` gives `VAULT_TOKEN`") && f[1].unwaivable);
         assert_eq!(f[2].severity, Some(Severity::Warning));
         // Rendered: its objects are judged instead.
-        let status = [crate::model::ReleaseStatus {
+        let status = [crate::render::ReleaseStatus {
             name: "issuer".into(),
             namespace: "c".into(),
             chart: "example/issuer".into(),

@@ -70,21 +70,33 @@ mod tests {
         let p = Policy::parse(
             "settings: {allowedChartRepositories: [\"*\"], allowedImageRegistries: [quay.io]}\n",
             "p.yaml",
+            crate::rules::family_of,
         )
         .unwrap();
         let f = settings_findings(&p);
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].rule, POLICY_ALLOWS_ANY);
         assert!(f[0].message.contains("allowedChartRepositories"), "{}", f[0].message);
-        let p = Policy::parse("settings: {allowedImageRegistries: [quay.io, \" * \"]}\n", "p.yaml").unwrap();
+        let p = Policy::parse(
+            "settings: {allowedImageRegistries: [quay.io, \" * \"]}\n",
+            "p.yaml",
+            crate::rules::family_of,
+        )
+        .unwrap();
         assert_eq!(settings_findings(&p).len(), 1);
-        let p = Policy::parse("settings: {allowedImageRegistries: [quay.io]}\n", "p.yaml").unwrap();
+        let p = Policy::parse(
+            "settings: {allowedImageRegistries: [quay.io]}\n",
+            "p.yaml",
+            crate::rules::family_of,
+        )
+        .unwrap();
         assert!(settings_findings(&p).is_empty());
         let key =
             "-----BEGIN PRIVATE KEY-----\n      MIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n      -----END PRIVATE KEY-----";
         let p = Policy::parse(
             &format!("externals:\n- apiVersion: v1\n  kind: Secret\n  name: s\n  data:\n    tls.key: |\n      {key}\n"),
             "p.yaml",
+            crate::rules::family_of,
         )
         .unwrap();
         let f = settings_findings(&p);

@@ -55,7 +55,12 @@ mod tests {
         let f = object_scope_known(&crate::testkit::ctx(&g, &p));
         assert_eq!(f.len(), 1, "{f:#?}");
         assert!(f[0].message.contains("kind Widget (group example.io)") && f[0].message.contains("its 2 object(s)"));
-        let p = Policy::parse("settings: {kindScopes: {example.io/Widget: Namespaced}}\n", "p.yaml").unwrap();
+        let p = Policy::parse(
+            "settings: {kindScopes: {example.io/Widget: Namespaced}}\n",
+            "p.yaml",
+            crate::rules::family_of,
+        )
+        .unwrap();
         assert!(object_scope_known(&crate::testkit::ctx(&g, &p)).is_empty());
     }
 }

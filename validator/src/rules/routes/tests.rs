@@ -6,8 +6,8 @@ use super::gateway::{pattern_matches, patterns_intersect};
 use super::worker::{in_cluster, parse_addr, Addr};
 use super::*;
 use crate::policy::Policy;
+use crate::testkit;
 use crate::testkit::{check_fixtures, Silent};
-use crate::testutil;
 use std::path::PathBuf;
 
 fn fixture_dir() -> PathBuf {
@@ -21,8 +21,8 @@ fn fixture(name: &str) -> String {
 
 /// Every finding of every routes rule over `yaml`, with `policy`.
 fn run_with(yaml: &str, policy: &Policy) -> Vec<Finding> {
-    let graph = testutil::with_externals(testutil::graph("split-cluster", yaml), policy);
-    let ctx = testutil::ctx(&graph, policy);
+    let graph = testkit::with_externals(testkit::graph("split-cluster", yaml), policy);
+    let ctx = testkit::ctx(&graph, policy);
     RULES.iter().flat_map(|r| (r.check)(&ctx)).collect()
 }
 
@@ -52,7 +52,7 @@ fn dump(findings: &[&Finding]) -> String {
 }
 
 fn policy(text: &str) -> Policy {
-    Policy::parse(text, "validator-policy.yaml").expect("test policy parses")
+    Policy::parse(text, "validator-policy.yaml", crate::rules::family_of).expect("test policy parses")
 }
 
 #[test]
@@ -145,7 +145,7 @@ fn gateway_api_hostname_rules() {
 fn namespace_selector_defaults_to_the_metadata_name_label() {
     // Namespace nvcf is not rendered: only kubernetes.io/metadata.name is known.
     let yaml = fixture("silent-worker-routes-complete-split-cluster.yaml");
-    let graph = testutil::graph("split-cluster", &yaml);
+    let graph = testkit::graph("split-cluster", &yaml);
     let labels = super::gateway::namespace_labels(&graph, "nvcf");
     assert_eq!(labels.len(), 1);
     let sel: serde_json::Value = serde_json::json!({"matchLabels": {"kubernetes.io/metadata.name": "nvcf"}});
@@ -264,7 +264,7 @@ fn dial_addresses_parse() {
 
 #[test]
 fn in_cluster_hosts() {
-    let graph = testutil::graph("e", &fixture("silent-worker-routes-complete-in-cluster.yaml"));
+    let graph = testkit::graph("e", &fixture("silent-worker-routes-complete-in-cluster.yaml"));
     for h in [
         "request-router",
         "request-router.nvcf",

@@ -8,7 +8,6 @@ use crate::finding::Finding;
 use crate::graph::{Graph, Object};
 use crate::router::{self, RouterWorkload};
 use serde_json::Value;
-use std::net::IpAddr;
 
 /// One of the two worker legs.
 struct Leg {
@@ -145,11 +144,11 @@ pub fn parse_addr(raw: &str) -> Addr {
 /// Workers inside the cluster reach this host without a Gateway: cluster DNS names, single-label
 /// names, loopback, or the in-cluster name of a Service of the graph.
 pub fn in_cluster(graph: &Graph, host: &str) -> bool {
-    if host.is_empty() || host == "localhost" {
+    if host.is_empty() || crate::meaning::host::is_loopback(host) {
         return true;
     }
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        return ip.is_loopback();
+    if crate::meaning::host::ip(host).is_some() {
+        return false;
     }
     if !host.contains('.')
         || [".svc", ".svc.cluster.local", ".cluster.local"]

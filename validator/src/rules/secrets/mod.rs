@@ -4,7 +4,6 @@
 
 use super::{Rule, Scope};
 use crate::finding::Severity;
-use serde_json::Value;
 
 mod private_key_in_render;
 mod tls_secret_resolves;
@@ -33,77 +32,9 @@ pub static RULES: &[Rule] = &[
 },
 ];
 
-/// Longest string inspected for base64-wrapped key material (larger values are still searched
-/// for a PEM header, but not decoded).
-const MAX_DECODE: usize = 1 << 20;
-
-/// What kind of private key material `s` holds, if any: a PEM private key block, or base64 that
-/// decodes to one (Kubernetes Secret `data`). Never returns any of the content.
-pub fn key_material(s: &str) -> Option<&'static str> {
-    if has_pem_key(s.as_bytes()) {
-        return Some("a PEM private key block");
-    }
-    let t = s.trim();
-    if t.len() >= 64
-        && t.len() <= MAX_DECODE
-        && t.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/' || b == b'=' || b.is_ascii_whitespace())
-    {
-        if let Some(bytes) = crate::pki::decode_base64(t) {
-            if has_pem_key(&bytes) {
-                return Some("a base64-encoded PEM private key block");
-            }
-        }
-    }
-    None
-}
-
-fn has_pem_key(b: &[u8]) -> bool {
-    const END: &[u8] = b"PRIVATE KEY-----";
-    b.windows(END.len()).any(|w| w == END) && b.windows(11).any(|w| w == b"-----BEGIN ")
-}
-
-/// Every place (a dotted path below `root`) in `v` whose string holds private key material, with
-/// what it holds. Iterative, so a deeply nested value cannot exhaust the stack.
-pub fn key_places(v: &Value, root: &str) -> Vec<(String, &'static str)> {
-    let mut out = Vec::new();
-    let mut stack: Vec<(String, &Value)> = vec![(root.to_string(), v)];
-    while let Some((path, v)) = stack.pop() {
-        let join = |k: &str| {
-            if path.is_empty() {
-                k.to_string()
-            } else {
-                format!("{path}.{k}")
-            }
-        };
-        match v {
-            Value::String(s) => {
-                if let Some(what) = key_material(s) {
-                    out.push((path, what));
-                }
-            }
-            Value::Array(a) => {
-                for (i, c) in a.iter().enumerate().rev() {
-                    stack.push((format!("{path}[{i}]"), c));
-                }
-            }
-            Value::Object(m) => {
-                for (k, c) in m.iter().rev() {
-                    if key_material(k).is_some() {
-                        out.push((join("<key>"), "a PEM private key block (as a map key)"));
-                    }
-                    stack.push((join(&crate::redact::cap(k, 60)), c));
-                }
-            }
-            _ => {}
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::redact::{key_material, key_places};
 
     pub(super) fn pem_key() -> String {
         // Structure only: the gate looks for the armour, not for a valid key.

@@ -4,8 +4,9 @@
 //! scanned once per run when it is loaded (`rules::policy::settings_findings`). Messages name the
 //! place, never the key.
 
-use super::{key_places, PRIVATE_KEY_IN_RENDER};
+use super::PRIVATE_KEY_IN_RENDER;
 use crate::finding::Finding;
+use crate::redact::key_places;
 use crate::rules::Ctx;
 use serde_json::Value;
 

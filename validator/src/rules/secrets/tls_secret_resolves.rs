@@ -211,7 +211,7 @@ mod tests {
         ] {
             let p = Policy::parse(
                 &format!("externals:\n- {{apiVersion: v1, kind: Secret, namespace: nvcf, name: s, type: kubernetes.io/tls, data: {{tls.crt: \"{crt}\"}}}}\n"),
-                "p.yaml",
+                "p.yaml", crate::rules::family_of,
             )
             .unwrap();
             let g = crate::testkit::with_externals(crate::testkit::graph("e", pod), &p);
@@ -231,7 +231,7 @@ mod tests {
         for (declared, fires) in [("request-router-tsl", 1), ("request-router-tls", 0)] {
             let p = Policy::parse(
                 &format!("externals:\n- {{apiVersion: v1, kind: Secret, namespace: nvcf, name: {declared}, type: kubernetes.io/tls}}\n"),
-                "p.yaml",
+                "p.yaml", crate::rules::family_of,
             )
             .unwrap();
             let g = crate::testkit::with_externals(crate::testkit::graph("e", pod), &p);

@@ -2,10 +2,12 @@
 //!
 //! Rendering and parsing happen once (see `render`); rules only read this graph.
 
+pub mod kinds;
+
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-pub use crate::model::Provenance;
+use crate::render::Provenance;
 
 /// One Kubernetes object.
 #[derive(Debug, Clone)]
@@ -60,7 +62,7 @@ impl Object {
         let name = meta.get("name")?.as_str()?.to_string();
         // Built-in cluster-scoped kinds never get a namespace; custom kinds get theirs from their
         // CustomResourceDefinition in `engine` (`crate::scope`).
-        let namespace = if crate::scope::builtin(group_of(&api_version), &kind) == Some(true) {
+        let namespace = if kinds::builtin(group_of(&api_version), &kind) == Some(true) {
             None
         } else {
             meta.get("namespace")

@@ -5,7 +5,8 @@
 //! printed twice) would leave it unrendered and unjudged, so any difference is exit 2, never a
 //! smaller pass.
 
-use crate::stack::load::{Listed, StateDoc};
+use super::load::Listed;
+use crate::tools::build::StateDoc;
 use anyhow::{bail, Result};
 use serde_json::Value;
 use std::collections::BTreeMap;

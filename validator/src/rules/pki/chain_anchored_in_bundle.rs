@@ -1,0 +1,230 @@
+//! `chain-anchored-in-bundle`: every serving certificate workers verify by the published bundle
+//! (the router's TLS Secret, the Gateway listener certificate that terminates worker gRPC) can
+//! verify against that bundle. A real chain (a Secret's `tls.crt`, rendered or declared in the
+//! policy) goes through rustls-webpki exactly as a worker's client runs it (path to a bundle root,
+//! validity, serverAuth); a Certificate on paper is judged by where its issuer's CA comes from: a
+//! self-signed issuer (directly, or behind a CA issuer whose CA it minted) makes a root in the
+//! cluster at issuance, which no bundle rendered before it can hold.
+
+use super::*;
+
+pub(super) const ANCHORED: &str = "chain-anchored-in-bundle";
+/// CA issuers followed upwards before giving up (a loop or a long chain of CA issuers).
+const MAX_ISSUER_HOPS: usize = 4;
+
+/// A TLS Secret workers verify against the published bundle, and why.
+pub(super) struct Guarded {
+    pub(super) ns: String,
+    pub(super) secret: String,
+    pub(super) why: String,
+}
+
+/// The Secrets workers verify by bundle: each router's serving Secret (`--tls-cert-path`, QUIC
+/// ends there) and the certificate of the Gateway listener that terminates its gRPC dial host.
+pub(super) fn guarded(g: &Graph) -> Vec<Guarded> {
+    let mut out: Vec<Guarded> = Vec::new();
+    let mut push = |ns: &str, secret: &str, why: String| {
+        if !out.iter().any(|x| x.ns == ns && x.secret == secret) {
+            out.push(Guarded {
+                ns: ns.to_string(),
+                secret: secret.to_string(),
+                why,
+            });
+        }
+    };
+    for r in routers(g) {
+        if let Some(s) = router_tls_secret(&r) {
+            push(
+                ns_of(r.obj),
+                &s,
+                format!("the serving Secret of {} (--tls-cert-path)", r.describe()),
+            );
+        }
+        let Some(host) = r.flag(F_GRPC_DIAL).and_then(https_host) else {
+            continue;
+        };
+        if let Terminator::Listener { gw, listener } = grpc_terminator(g, &host) {
+            let lname = listener.get("name").and_then(Value::as_str).unwrap_or("?");
+            for cref in items(listener, "/tls/certificateRefs") {
+                if cref.get("kind").and_then(Value::as_str).unwrap_or("Secret") != "Secret" {
+                    continue;
+                }
+                let Some(name) = cref.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                let ns = cref.get("namespace").and_then(Value::as_str).unwrap_or(ns_of(gw));
+                push(
+                    ns,
+                    name,
+                    format!(
+                        "the certificate of listener `{lname}` of {} (TLS for the gRPC dial host {host})",
+                        gw.display()
+                    ),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// The published trust bundles (ConfigMaps) that parse, with their PEM.
+fn published(g: &Graph) -> Vec<(&Object, Vec<u8>)> {
+    g.objects
+        .iter()
+        .filter(|o| is_bundle_configmap(o))
+        .filter_map(|o| {
+            let pem = o.str_at("/data/ca.crt")?.as_bytes().to_vec();
+            pki::parse_bundle(&pem).ok()?; // unusable bundles are trust-bundle-valid's finding
+            Some((o, pem))
+        })
+        .collect()
+}
+
+fn issuer_of<'a>(g: &'a Graph, cert: &Object) -> Option<&'a Object> {
+    let kind = cert.str_at("/spec/issuerRef/kind").unwrap_or("Issuer");
+    let group = cert.str_at("/spec/issuerRef/group").unwrap_or(CM);
+    let name = cert.str_at("/spec/issuerRef/name")?;
+    if group != CM {
+        return None;
+    }
+    match kind {
+        "Issuer" => g.get(CM, "Issuer", Some(ns_of(cert)), name),
+        "ClusterIssuer" => g.get(CM, "ClusterIssuer", None, name),
+        _ => None,
+    }
+}
+
+/// The self-signed issuer at the top of `cert`'s issuance, with the path to it, if any.
+fn self_signed_origin<'a>(g: &'a Graph, cert: &'a Object) -> Option<Vec<&'a Object>> {
+    let mut path = Vec::new();
+    let mut cur = cert;
+    for _ in 0..MAX_ISSUER_HOPS {
+        let issuer = issuer_of(g, cur)?;
+        path.push(issuer);
+        if issuer.at("/spec/selfSigned").is_some() {
+            return Some(path);
+        }
+        let ca_secret = issuer.str_at("/spec/ca/secretName")?;
+        // An Issuer reads its namespace; a ClusterIssuer cert-manager's cluster resource
+        // namespace, which the render does not say: any Certificate writing that name.
+        let next = g.objects.iter().find(|o| {
+            is_certificate(o)
+                && o.str_at("/spec/secretName") == Some(ca_secret)
+                && (issuer.kind == "ClusterIssuer" || o.namespace == issuer.namespace)
+        })?;
+        path.push(next);
+        cur = next;
+    }
+    None
+}
+
+pub(super) fn check_anchored(ctx: &Ctx) -> Vec<Finding> {
+    let g = ctx.graph;
+    let mut out = Vec::new();
+    let bundles = published(g);
+    for gd in guarded(g) {
+        if let Some(cert) = g.objects.iter().find(|o| {
+            is_certificate(o)
+                && o.namespace.as_deref() == Some(gd.ns.as_str())
+                && o.str_at("/spec/secretName") == Some(gd.secret.as_str())
+        }) {
+            if let Some(path) = self_signed_origin(g, cert) {
+                let chain: Vec<String> = path.iter().map(|o| o.display()).collect();
+                out.push(
+                    Finding::object_at(
+                        ANCHORED,
+                        cert,
+                        "issuerRef",
+                        format!(
+                            "{} writes {}/{}, {}, but its issuance ends in a self-signed issuer ({}): the root is \
+                             minted in the cluster when cert-manager first issues it, so no trust bundle rendered \
+                             before that can hold it, and workers verifying by the published bundle fail with \
+                             UnknownIssuer",
+                            cert.display(),
+                            gd.ns,
+                            gd.secret,
+                            gd.why,
+                            chain.join(" -> ")
+                        ),
+                    )
+                    .with_help(
+                        "issue it from the CA the bundle publishes (the OpenBao ClusterIssuer in mode managed, the \
+                         customer's issuer in mode issuer); self-signed issuers are for OpenBao's own bootstrap \
+                         listener only",
+                    ),
+                );
+            }
+            continue;
+        }
+        let Some(secret) = g.get("", "Secret", Some(&gd.ns), &gd.secret) else {
+            continue; // customer-created, no chain given: nothing to judge
+        };
+        let Some(raw) = secret
+            .str_at("/data/tls.crt")
+            .or_else(|| secret.str_at("/stringData/tls.crt"))
+        else {
+            continue;
+        };
+        let Some(chain) = pki::pem_text_of(raw).and_then(|p| pki::parse_bundle(&p).ok()) else {
+            continue; // an unreadable chain is san-covers-advertised-name's "cannot judge"
+        };
+        for (b, pem) in &bundles {
+            let Ok(roots) = pki::verify::roots_store(pem) else {
+                continue;
+            };
+            if let Err(r) = pki::verify::verify_anchor(&roots, &chain, ctx.now) {
+                let fp = pki::fingerprint::bundle_fingerprint(pem).unwrap_or_default();
+                out.push(
+                    Finding::object_at(
+                        ANCHORED,
+                        secret,
+                        "tls.crt",
+                        format!(
+                            "the tls.crt chain of {}, {}, does not verify against the published bundle {} ({fp}) as \
+                             workers verify it (rustls-webpki, serverAuth): {r}",
+                            secret.display(),
+                            gd.why,
+                            b.display()
+                        ),
+                    )
+                    .with_help(
+                        "publish the root that issued this chain in the trust bundle (pki.trustBundleFile), or \
+                         re-issue the certificate from a CA the bundle holds, with serverAuth",
+                    ),
+                );
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::*;
+    use super::*;
+
+    #[test]
+    fn a_chain_to_another_root_is_refused_with_the_webpki_reason_and_the_bundle_fingerprint() {
+        let f = run(ANCHORED, &fixture("fires-chain-anchored-in-bundle-other-root"));
+        assert_eq!(f.len(), 1, "{}", messages(&f));
+        assert!(f[0].message.contains("UnknownIssuer"), "{}", f[0].message);
+        assert!(f[0].message.contains("sha256:"), "{}", f[0].message);
+        assert!(run(ANCHORED, &fixture("silent-chain-anchored-in-bundle-same-root")).is_empty());
+    }
+
+    #[test]
+    fn self_signed_origin_is_followed_through_a_ca_issuer_and_bounded() {
+        let f = run(ANCHORED, &fixture("fires-chain-anchored-in-bundle-self-signed"));
+        assert_eq!(f.len(), 1, "{}", messages(&f));
+        assert!(
+            f[0].message.contains("ClusterIssuer bootstrap-selfsigned"),
+            "{}",
+            f[0].message
+        );
+        // A loop of CA issuers ends at the hop limit, without a finding and without hanging.
+        let looped = "apiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata: {name: a, namespace: n}\nspec: {ca: {secretName: sa}}\n---\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: ca, namespace: n}\nspec: {secretName: sa, issuerRef: {name: a}}\n";
+        let g = crate::testkit::graph("e", looped);
+        let c = g.objects.iter().find(|o| o.kind == "Certificate").unwrap();
+        assert!(self_signed_origin(&g, c).is_none());
+    }
+}
