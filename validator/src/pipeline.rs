@@ -253,11 +253,99 @@ fn load_then_render(
         || inputs.opts.api_versions.is_empty()
         || !helmfile::reads_api_versions(inputs.root, &first.state, &first.status)
     {
-        return Ok(first);
+        return with_upgrade(tools, inputs, env, first);
     }
     let mut opts = inputs.opts.clone();
     opts.api_versions.extend(missing);
     opts.api_versions.sort();
     let again = Inputs { opts: &opts, ..*inputs };
-    helmfile::render_env(tools, &again, env, state, None)
+    with_upgrade(
+        tools,
+        &again,
+        env,
+        helmfile::render_env(tools, &again, env, state, None)?,
+    )
+}
+
+/// Every apply after the first is an upgrade (`.Release.IsUpgrade`). When a chart the
+/// environment rendered asks (`IsUpgrade`/`IsInstall`), render it again as an upgrade; a release
+/// whose objects differ between the two renders (or whose upgrade render fails) gets a
+/// `render-depends-on-cluster` finding naming them, since only the install render is judged.
+fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: EnvRender) -> Result<EnvRender> {
+    if install.render_error.is_some()
+        || !helmfile::charts_mention(
+            inputs.root,
+            &install.state,
+            &install.status,
+            &[b"IsUpgrade", b"IsInstall"],
+        )
+    {
+        return Ok(install);
+    }
+    let mut opts = inputs.opts.clone();
+    opts.is_upgrade = true;
+    let upgrade_inputs = Inputs { opts: &opts, ..*inputs };
+    let upgrade = helmfile::render_env(tools, &upgrade_inputs, env, install.state.clone(), None);
+    let objects_of = |r: &EnvRender, id: &str| {
+        let mut v: Vec<String> = r
+            .docs
+            .iter()
+            .filter(|d| d.prov.release.as_deref() == Some(id))
+            .map(|d| d.body.to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    let named = |r: &EnvRender, id: &str, other: &[String]| -> Vec<String> {
+        r.docs
+            .iter()
+            .filter(|d| d.prov.release.as_deref() == Some(id) && !other.contains(&d.body.to_string()))
+            .map(|d| {
+                let s = |p: &str| {
+                    d.body
+                        .pointer(p)
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
+                format!("{} {}", s("/kind"), s("/metadata/name"))
+            })
+            .collect()
+    };
+    for i in 0..install.state.releases.len() {
+        let id = install.state.releases[i].id();
+        let rendered = install.status.iter().any(|s| s.rendered && s.id() == id);
+        if !rendered {
+            continue;
+        }
+        let what = match &upgrade {
+            Err(e) => Some(format!("its upgrade render (`--is-upgrade`) failed: {}", crate::redact::tool_output(&format!("{e:#}")))),
+            Ok(u) if u.render_error.is_some() || u.failed.iter().any(|(r, _)| *r == id) => {
+                Some("its upgrade render (`--is-upgrade`) failed, so what every apply after the first installs was not judged".to_string())
+            }
+            Ok(u) => {
+                let (a, b) = (objects_of(&install, &id), objects_of(u, &id));
+                (a != b).then(|| {
+                    let mut changed = named(u, &id, &a);
+                    changed.extend(named(&install, &id, &b));
+                    changed.sort();
+                    changed.dedup();
+                    changed.truncate(5);
+                    format!(
+                        "its upgrade render (`.Release.IsUpgrade`: every apply after the first is an upgrade) differs from \
+                         its install render ({}); only the install render was judged",
+                        changed.join(", ")
+                    )
+                })
+            }
+        };
+        if let Some(what) = what {
+            install.state.releases[i].cluster_reads.push(crate::stack::ClusterRead {
+                file: None,
+                line: None,
+                what,
+            });
+        }
+    }
+    Ok(install)
 }

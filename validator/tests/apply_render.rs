@@ -197,3 +197,23 @@ fn a_post_renderer_is_refused_naming_the_release_and_the_input() {
         assert!(err.contains("apps/web") && err.contains(input), "{input}: {err}");
     }
 }
+
+#[test]
+fn the_upgrade_render_is_compared_with_the_install_render() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path();
+    // Every apply after the first is an upgrade: this chart turns insecure then.
+    chart(s, "upgrades", ".Release.IsUpgrade");
+    // The near miss: it asks, and renders the same either way.
+    chart(s, "same", "and .Release.IsUpgrade .Release.IsInstall");
+    state(s, &["upgrades", "same"], "");
+    let (code, f, err) = check(s);
+    assert_eq!(code, 1, "{f:?}\n{err}");
+    let upgrade = |release: &str| {
+        f.iter().any(|(r, rel, m)| {
+            r == "render-depends-on-cluster" && rel == &format!("apps/{release}") && m.contains("upgrade render")
+        })
+    };
+    assert!(upgrade("upgrades"), "{f:?}");
+    assert!(!upgrade("same"), "{f:?}");
+}

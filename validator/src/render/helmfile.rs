@@ -505,11 +505,30 @@ fn abs_sha8(p: &Path) -> String {
 /// `--api-versions` per served group/version and group/version/kind (`Options::api_versions`).
 pub fn capability_flags(opts: &Options) -> Vec<String> {
     let mut v = Vec::new();
-    if !opts.kube_version.is_empty() {
+    if let Some(k) = kube_version(opts) {
         v.push("--kube-version".to_string());
-        v.push(format!("v{}.0", opts.kube_version));
+        v.push(k);
     }
-    v.extend(opts.api_versions.iter().map(|a| format!("--api-versions={a}")));
+    v.extend(helm_only_flags(opts));
+    v
+}
+
+/// `v1.35.0` for helm's `--kube-version`; `None` when no version is set.
+fn kube_version(opts: &Options) -> Option<String> {
+    (!opts.kube_version.is_empty()).then(|| format!("v{}.0", opts.kube_version))
+}
+
+/// The flags helmfile has no option of its own for (passed with `--args`): `--api-versions`
+/// and, for the upgrade render, `--is-upgrade`.
+fn helm_only_flags(opts: &Options) -> Vec<String> {
+    let mut v: Vec<String> = opts
+        .api_versions
+        .iter()
+        .map(|a| format!("--api-versions={a}"))
+        .collect();
+    if opts.is_upgrade {
+        v.push("--is-upgrade".into());
+    }
     v
 }
 
@@ -549,6 +568,14 @@ pub fn rendered_api_versions(docs: &[RenderedDoc]) -> Vec<String> {
 /// versions its render was given matter): the local charts' files are read, a remote chart's
 /// tarball is listed with `tar`; what cannot be read counts as reading them.
 pub fn reads_api_versions(root: &Path, state: &EnvState, status: &[ReleaseStatus]) -> bool {
+    charts_mention(root, state, status, &[b"APIVersions"])
+}
+
+/// Whether a chart the environment rendered holds any of `needles` in one of its files (the
+/// local charts' files are read, a remote chart's tarball is listed with `tar`); what cannot be
+/// read counts as holding them.
+pub fn charts_mention(root: &Path, state: &EnvState, status: &[ReleaseStatus], needles: &[&[u8]]) -> bool {
+    let holds = |b: &[u8]| needles.iter().any(|n| b.windows(n.len()).any(|w| w == *n));
     let rendered = |r: &Release| {
         status
             .iter()
@@ -559,9 +586,7 @@ pub fn reads_api_versions(root: &Path, state: &EnvState, status: &[ReleaseStatus
             ChartRef::Local { path } => {
                 for e in walkdir::WalkDir::new(root.join(path)).follow_links(true).into_iter() {
                     let Ok(e) = e else { return true };
-                    if e.file_type().is_file()
-                        && std::fs::read(e.path()).is_ok_and(|b| b.windows(11).any(|w| w == b"APIVersions"))
-                    {
+                    if e.file_type().is_file() && std::fs::read(e.path()).is_ok_and(|b| holds(&b)) {
                         return true;
                     }
                 }
@@ -575,7 +600,7 @@ pub fn reads_api_versions(root: &Path, state: &EnvState, status: &[ReleaseStatus
                 let Some(t) = tarball else { return true };
                 match std::process::Command::new("tar").arg("-xzOf").arg(&t).output() {
                     Ok(o) if o.status.success() => {
-                        if o.stdout.windows(11).any(|w| w == b"APIVersions") {
+                        if holds(&o.stdout) {
                             return true;
                         }
                     }
@@ -621,12 +646,12 @@ fn template(
     }
     // The cluster helm renders for: helmfile's own --kube-version, and the API versions through
     // --args (helmfile appends them to helmDefaults.args, it does not replace them).
-    let caps = capability_flags(opts);
-    if let [flag, version, api @ ..] = caps.as_slice() {
-        cmd.arg(flag).arg(version);
-        if !api.is_empty() {
-            cmd.arg("--args").arg(api.join(" "));
-        }
+    if let Some(k) = kube_version(opts) {
+        cmd.arg("--kube-version").arg(k);
+    }
+    let helm_only = helm_only_flags(opts);
+    if !helm_only.is_empty() {
+        cmd.arg("--args").arg(helm_only.join(" "));
     }
     let what = format!("helmfile template (environment {environment})");
     // (What went wrong and what to do is said by `stack::failure::explain_template`.)

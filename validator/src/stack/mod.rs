@@ -185,4 +185,7 @@ pub struct Options {
     /// built-in group/version and group/version/kind of that Kubernetes version, and those of the
     /// CRDs the policy declares (those an environment renders are added by `render`).
     pub api_versions: Vec<String>,
+    /// Render as an upgrade (`--is-upgrade`: `.Release.IsUpgrade` true), as every apply after the
+    /// first one does.
+    pub is_upgrade: bool,
 }

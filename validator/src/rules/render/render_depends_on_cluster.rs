@@ -21,11 +21,12 @@ pub(super) fn render_depends_on_cluster(ctx: &Ctx) -> Vec<Finding> {
                      returns nothing, so what is judged here may not be what is installed",
                     r.id()
                 ),
-                other => format!(
+                other if other.starts_with("helmDefaults.reuseValues") => format!(
                     "release {}: {other}: at upgrade helm merges the values stored in the cluster for this release, \
                      which the gate cannot see, so what is judged here may not be what is installed",
                     r.id()
                 ),
+                other => format!("release {}: {other}", r.id()),
             };
             out.push(
                 Finding::state(
