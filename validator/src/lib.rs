@@ -11,6 +11,7 @@ pub mod graph;
 pub mod meaning;
 pub mod pipeline;
 pub mod pki;
+pub mod pod_shape;
 pub mod policy;
 pub mod probe;
 pub mod redact;

@@ -115,8 +115,15 @@ impl Object {
         self.at("/metadata/annotations").and_then(Value::as_object)
     }
 
-    /// The pod spec of a workload (Pod, Deployment, StatefulSet, DaemonSet, ReplicaSet, Job,
-    /// CronJob), if this object has one.
+    /// Kinds that hold data, not workloads: text in a ConfigMap or Secret and the schema of a
+    /// CRD may look like containers but run nothing.
+    fn holds_no_pods(&self) -> bool {
+        matches!(self.kind.as_str(), "ConfigMap" | "Secret" | "CustomResourceDefinition")
+    }
+
+    /// The pod spec of a workload: where the built-in kinds keep it, and for any other kind
+    /// (Argo Rollouts, KEDA ScaledJob, Knative, a CRD nobody here knows) the first value of pod
+    /// spec shape (`crate::pod_shape`).
     pub fn pod_spec(&self) -> Option<&Value> {
         match self.kind.as_str() {
             "Pod" => self.at("/spec"),
@@ -124,20 +131,40 @@ impl Object {
             "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job" | "ReplicationController" => {
                 self.at("/spec/template/spec")
             }
-            _ => None,
+            _ if self.holds_no_pods() => None,
+            _ => crate::pod_shape::find(&self.body)
+                .pod_specs
+                .into_iter()
+                .next()
+                .map(|(_, v)| v),
         }
     }
 
-    /// Every container of the pod spec, with its list name (`containers`, `initContainers`,
-    /// `ephemeralContainers`).
+    /// Every container the object runs, with the list (or key) that holds it (`containers`,
+    /// `initContainers`, `ephemeralContainers`; `steps`, `sidecars`, `container`, `script` in
+    /// other kinds): the built-in kinds' pod spec, and for any other kind every pod spec and
+    /// container-shaped value found by shape (`crate::pod_shape`).
     pub fn containers(&self) -> Vec<(&'static str, &Value)> {
         let mut out = Vec::new();
-        if let Some(spec) = self.pod_spec() {
-            for list in ["initContainers", "containers", "ephemeralContainers"] {
-                if let Some(items) = spec.get(list).and_then(Value::as_array) {
-                    out.extend(items.iter().map(|c| (list, c)));
+        match self.kind.as_str() {
+            "Pod"
+            | "CronJob"
+            | "Deployment"
+            | "StatefulSet"
+            | "DaemonSet"
+            | "ReplicaSet"
+            | "Job"
+            | "ReplicationController" => {
+                if let Some(spec) = self.pod_spec() {
+                    for list in crate::pod_shape::POD_LISTS {
+                        if let Some(items) = spec.get(list).and_then(Value::as_array) {
+                            out.extend(items.iter().map(|c| (list, c)));
+                        }
+                    }
                 }
             }
+            _ if self.holds_no_pods() => {}
+            _ => out = crate::pod_shape::find(&self.body).containers,
         }
         out
     }

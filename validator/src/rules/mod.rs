@@ -220,6 +220,9 @@ pub fn run(ctx: &Ctx, scope: Scope) -> Vec<Finding> {
 }
 
 #[cfg(test)]
+mod shapes_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

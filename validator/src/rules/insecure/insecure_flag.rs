@@ -121,11 +121,15 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
             for (place, cmds) in commands(c) {
                 let runs = if place.is_empty() {
                     "runs with".to_string()
+                } else if place == "source" {
+                    "runs, in its script source,".to_string()
                 } else {
                     format!("runs, in its {place} exec command,")
                 };
                 let sets = if place.is_empty() {
                     "sets, in its command line,".to_string()
+                } else if place == "source" {
+                    "sets, in its script source,".to_string()
                 } else {
                     format!("sets, in its {place} exec command,")
                 };

@@ -70,6 +70,13 @@ const PLAINTEXT_ENDPOINT: &str = "plaintext-endpoint";
 pub(crate) fn commands(c: &Value) -> Vec<(&'static str, Vec<shell::SimpleCommand>)> {
     let argv: Vec<String> = router::command_line(c).map(scalar_text).collect();
     let mut out = vec![("", shell::argv_commands(&argv))];
+    // Argo Workflows' script template: `source` is a script its `command` interpreter runs.
+    if let Some(source) = c.get("source").and_then(Value::as_str) {
+        out.push((
+            "source",
+            shell::argv_commands(&["sh".into(), "-c".into(), source.to_string()]),
+        ));
+    }
     for (label, ptr) in [
         ("livenessProbe", "/livenessProbe/exec/command"),
         ("readinessProbe", "/readinessProbe/exec/command"),
@@ -348,6 +355,9 @@ fn list_word(list: &str) -> &'static str {
     match list {
         "initContainers" => "initContainer",
         "ephemeralContainers" => "ephemeralContainer",
+        "steps" | "step" => "step",
+        "sidecars" | "sidecar" => "sidecar",
+        "script" => "script",
         _ => "container",
     }
 }
