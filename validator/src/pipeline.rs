@@ -272,20 +272,29 @@ fn load_then_render(
 /// whose objects differ between the two renders (or whose upgrade render fails) gets a
 /// `render-depends-on-cluster` finding naming them, since only the install render is judged.
 fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: EnvRender) -> Result<EnvRender> {
-    if install.render_error.is_some()
-        || !helmfile::charts_mention(
-            inputs.root,
-            &install.state,
-            &install.status,
-            &[b"IsUpgrade", b"IsInstall"],
-        )
-    {
+    if install.render_error.is_some() {
         return Ok(install);
     }
+    // Only the releases whose chart asks are rendered again (the others render the same).
+    let asks = |r: &crate::stack::Release| {
+        let one = crate::stack::EnvState {
+            releases: vec![r.clone()],
+            ..Default::default()
+        };
+        helmfile::charts_mention(inputs.root, &one, &install.status, &[b"IsUpgrade", b"IsInstall"])
+    };
+    let mut again = install.state.clone();
+    again
+        .releases
+        .retain(|r| install.status.iter().any(|s| s.rendered && s.id() == r.id()) && asks(r));
+    if again.releases.is_empty() {
+        return Ok(install);
+    }
+    let asking: Vec<String> = again.releases.iter().map(crate::stack::Release::id).collect();
     let mut opts = inputs.opts.clone();
     opts.is_upgrade = true;
     let upgrade_inputs = Inputs { opts: &opts, ..*inputs };
-    let upgrade = helmfile::render_env(tools, &upgrade_inputs, env, install.state.clone(), None);
+    let upgrade = helmfile::render_env(tools, &upgrade_inputs, env, again, None);
     let objects_of = |r: &EnvRender, id: &str| {
         let mut v: Vec<String> = r
             .docs
@@ -314,8 +323,7 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
     };
     for i in 0..install.state.releases.len() {
         let id = install.state.releases[i].id();
-        let rendered = install.status.iter().any(|s| s.rendered && s.id() == id);
-        if !rendered {
+        if !asking.contains(&id) {
             continue;
         }
         let what = match &upgrade {
