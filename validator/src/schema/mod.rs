@@ -6,11 +6,14 @@
 //! `kubernetes-validate` wheel). They are parsed once per run; each kind's validator is compiled
 //! once per run (on first use) with the `jsonschema` crate and shared by every environment.
 //!
-//! Lookup of the schema directory: `$NVCF_SCHEMAS`, then `.tools/schemas` in the start directory
-//! (the state's, or the working directory for `--manifests`) or any parent, then `.tools/schemas`
-//! above the `nvcf-validate` executable (so a binary built in the repository finds them from
-//! anywhere).
+//! The supported minors (`KUBE_SCHEMA_EMBED` in `ci/tools.lock`) are built into the binary
+//! (`builtin`), so a copied binary validates anywhere. `$NVCF_SCHEMAS` (a directory laid out like
+//! `.tools/schemas`) overrides them. Another minor is read from an installed directory:
+//! `$NVCF_SCHEMAS`, then `.tools/schemas` in the start directory (the state's, or the working
+//! directory for `--manifests`) or any parent, then `.tools/schemas` above the `nvcf-validate`
+//! executable.
 
+pub mod builtin;
 pub mod crd;
 pub mod removed;
 
@@ -126,6 +129,56 @@ pub fn locate(start: &Path) -> Option<PathBuf> {
     })
 }
 
+/// The definitions of `version` from an installed schema directory (`locate`): its text and path.
+fn read_installed(version: &str, start: &Path) -> Result<(String, PathBuf)> {
+    let built_in = builtin::versions().join(", ");
+    let Some(dir) = locate(start) else {
+        bail!(
+            "schema-valid: no schemas for Kubernetes {version}: not built into this binary (built in: {built_in}) and \
+             none installed (looked in $NVCF_SCHEMAS, .tools/schemas above {} and above the nvcf-validate binary); set \
+             settings.kubernetesVersion to a built-in version, run ./ci/setup to install the pinned schemas, or pass \
+             -A schema-valid to skip schema validation",
+            start.display()
+        );
+    };
+    let defs_file = dir
+        .join("kubernetes")
+        .join(format!("v{version}"))
+        .join("_definitions.json");
+    if !defs_file.is_file() {
+        let installed: Vec<String> = std::fs::read_dir(dir.join("kubernetes"))
+            .map(|rd| {
+                let mut v: Vec<String> = rd
+                    .flatten()
+                    .filter(|e| e.path().join("_definitions.json").is_file())
+                    .map(|e| e.file_name().to_string_lossy().trim_start_matches('v').to_string())
+                    .collect();
+                v.sort();
+                v
+            })
+            .unwrap_or_default();
+        bail!(
+            "schema-valid: no schemas for Kubernetes {version} in {} (installed: {}; built into this binary: \
+             {built_in}{}); set settings.kubernetesVersion to an installed version, or add it to KUBE_SCHEMA_VERSIONS \
+             in ci/tools.lock and run ./ci/setup",
+            dir.display(),
+            if installed.is_empty() {
+                "none".to_string()
+            } else {
+                installed.join(", ")
+            },
+            if std::env::var_os("NVCF_SCHEMAS").is_some() {
+                ", overridden by $NVCF_SCHEMAS"
+            } else {
+                ""
+            }
+        );
+    }
+    let text = std::fs::read_to_string(&defs_file)
+        .with_context(|| format!("cannot read Kubernetes schemas {}", defs_file.display()))?;
+    Ok((text, defs_file))
+}
+
 impl SchemaSet {
     /// What a cluster of this Kubernetes version with the policy's CRDs reports as served, in
     /// helm's `--api-versions` forms: `group/version` (`v1` for the core group) and
@@ -162,39 +215,16 @@ impl SchemaSet {
         let version = normalise_version(wanted).with_context(|| {
             format!("policy settings.kubernetesVersion `{wanted}` is not a Kubernetes version like `1.35`")
         })?;
-        let Some(dir) = locate(start) else {
-            bail!(
-                "schema-valid: no Kubernetes schemas found (looked in $NVCF_SCHEMAS, .tools/schemas above {} and above \
-                 the nvcf-validate binary); run ./ci/setup to install the pinned schemas, or pass -A schema-valid to \
-                 skip schema validation",
-                start.display()
-            );
+        // $NVCF_SCHEMAS overrides the built-in schemas; without it a built-in minor is used as is,
+        // and any other minor is looked up in an installed .tools/schemas.
+        let overridden = std::env::var_os("NVCF_SCHEMAS").is_some();
+        let (text, defs_file) = match builtin::definitions(&version).filter(|_| !overridden) {
+            Some(text) => (
+                text,
+                PathBuf::from(format!("(built in) kubernetes/v{version}/_definitions.json")),
+            ),
+            None => read_installed(&version, start)?,
         };
-        let defs_file = dir
-            .join("kubernetes")
-            .join(format!("v{version}"))
-            .join("_definitions.json");
-        if !defs_file.is_file() {
-            let installed: Vec<String> = std::fs::read_dir(dir.join("kubernetes"))
-                .map(|rd| {
-                    let mut v: Vec<String> = rd
-                        .flatten()
-                        .filter(|e| e.path().join("_definitions.json").is_file())
-                        .map(|e| e.file_name().to_string_lossy().trim_start_matches('v').to_string())
-                        .collect();
-                    v.sort();
-                    v
-                })
-                .unwrap_or_default();
-            bail!(
-                "schema-valid: no schemas for Kubernetes {version} in {} (installed: {}); set settings.kubernetesVersion \
-                 to an installed version, or add it to KUBE_SCHEMA_VERSIONS in ci/tools.lock and run ./ci/setup",
-                dir.display(),
-                if installed.is_empty() { "none".to_string() } else { installed.join(", ") }
-            );
-        }
-        let text = std::fs::read_to_string(&defs_file)
-            .with_context(|| format!("cannot read Kubernetes schemas {}", defs_file.display()))?;
         let defs: Value = serde_json::from_str(&text).with_context(|| {
             format!(
                 "{}: not JSON; run ./ci/setup to reinstall the schemas",

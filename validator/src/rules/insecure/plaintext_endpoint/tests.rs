@@ -1,0 +1,282 @@
+//! `plaintext-endpoint` unit tests.
+
+use super::super::tests::*;
+use super::*;
+use crate::graph::Graph;
+use crate::policy::Policy;
+use crate::render::ReleaseStatus;
+
+use crate::testkit::*;
+use serde_json::json;
+
+/// Generated: every way of writing a host (loopback in every literal form, and names that
+/// only look like loopback) in every place an OpenBao address is read (env of a container,
+/// a listener `address` in HCL configuration). Loopback is silent; anything else fires.
+#[test]
+fn loopback_is_decided_by_parsing_in_every_place() {
+    let loopback = [
+        "127.0.0.1",
+        "127.8.9.10",
+        "[::1]",
+        "[::ffff:127.0.0.1]",
+        "localhost",
+        "LOCALHOST.",
+    ];
+    let lookalike = [
+        "127.bao.corp.example.net",
+        "127.0.0.1.nip.io",
+        "localhost.example.net",
+        "[::ffff:10.0.0.1]",
+        "10.0.0.1",
+        "127.1",
+    ];
+    let policy = Policy::default();
+    type Make<'a> = &'a dyn Fn(&str) -> String;
+    let places: [(&str, Make); 3] = [
+        ("BAO_ADDR", &|h| env_pod("BAO_ADDR", &format!("http://{h}:8200"))),
+        ("VAULT_ADDR", &|h| env_pod("VAULT_ADDR", &format!("http://{h}:8200"))),
+        ("listener", &|h| {
+            let hcl = format!("listener \"tcp\" {{\n  address = \"{h}:8200\"\n  tls_disable = 1\n}}\n");
+            format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c, namespace: openbao}}\ndata:\n  server.hcl: {}\n",
+                serde_json::to_string(&hcl).unwrap()
+            )
+        }),
+    ];
+    for (place, make) in places {
+        for (hosts, fires) in [(&loopback[..], false), (&lookalike[..], true)] {
+            for h in hosts {
+                let g = graph("e", &make(h));
+                let f: Vec<_> = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&g, &policy))
+                    .into_iter()
+                    .filter(|f| f.rule == PLAINTEXT_ENDPOINT)
+                    .collect();
+                assert_eq!(!f.is_empty(), fires, "{place} {h}: {f:#?}");
+            }
+        }
+    }
+}
+
+fn env_pod(var: &str, value: &str) -> String {
+    format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: openbao}}\nspec:\n  containers:\n  - name: c\n    image: quay.io/openbao/openbao:2.4.1\n    command: [bao, status]\n    env: [{{name: {var}, value: \"{value}\"}}]\n"
+        )
+}
+
+fn openbao(values: serde_json::Value) -> crate::stack::Release {
+    let mut r = rel(
+        "helmfile.yaml",
+        25,
+        "openbao",
+        "openbao",
+        repo("openbao", "openbao", "https://openbao.github.io/openbao-helm", false),
+    );
+    r.version = Some("0.23.2".into());
+    r.values = values;
+    r
+}
+
+const TLS_CONFIG: &str = "listener \"tcp\" {\n  address = \"[::]:8200\"\n  tls_cert_file = \"/openbao/userconfig/tls/tls.crt\"\n  tls_key_file = \"/openbao/userconfig/tls/tls.key\"\n}\n";
+
+#[test]
+fn openbao_values_when_not_rendered() {
+    // Chart defaults: tlsDisable unset and no config → two findings.
+    let f = run(
+        PLAINTEXT_ENDPOINT,
+        &state(
+            vec![openbao(json!({"server": {"standalone": {"enabled": true}}}))],
+            vec![],
+        ),
+        &[],
+    );
+    assert_eq!(f.len(), 2, "{f:#?}");
+    // Explicitly insecure: tlsDisable true, dev mode, ha raft config with tls_disable.
+    let bad = openbao(json!({
+        "global": {"tlsDisable": true},
+        "server": {"dev": {"enabled": true}, "ha": {"enabled": true, "raft": {"enabled": true, "config": "listener \"tcp\" {\n address = \"[::]:8200\"\n tls_disable = \"1\"\n}"}}}
+    }));
+    let f = run(PLAINTEXT_ENDPOINT, &state(vec![bad.clone()], vec![]), &[]);
+    assert_eq!(f.len(), 3, "{f:#?}");
+    insta::assert_json_snapshot!(f);
+    // insecure-flag leaves the OpenBao chart's global.tlsDisable to plaintext-endpoint.
+    assert!(run(INSECURE_FLAG, &state(vec![bad], vec![]), &[]).is_empty());
+    // TLS on: silent; also via `set:`.
+    let good = openbao(json!({"global": {"tlsDisable": false}, "server": {"standalone": {"config": TLS_CONFIG}}}));
+    assert!(run(PLAINTEXT_ENDPOINT, &state(vec![good], vec![]), &[]).is_empty());
+    let mut via_set = openbao(json!({"server": {"standalone": {"config": TLS_CONFIG}}}));
+    via_set.set = vec![("global.tlsDisable".into(), json!("false"))];
+    assert!(run(PLAINTEXT_ENDPOINT, &state(vec![via_set], vec![]), &[]).is_empty());
+    // Rendered (its ConfigMap is checked instead), values unknown, or server disabled: silent.
+    let defaults = openbao(json!({}));
+    let rendered = ReleaseStatus {
+        name: "openbao".into(),
+        namespace: "openbao".into(),
+        chart: "openbao/openbao".into(),
+        installed: true,
+        version: None,
+        rendered: true,
+        reason: None,
+        objects: 9,
+        mirror: None,
+    };
+    assert!(run(PLAINTEXT_ENDPOINT, &state(vec![defaults], vec![]), &[rendered]).is_empty());
+    assert!(run(
+        PLAINTEXT_ENDPOINT,
+        &state(vec![openbao(serde_json::Value::Null)], vec![]),
+        &[]
+    )
+    .is_empty());
+    assert!(run(
+        PLAINTEXT_ENDPOINT,
+        &state(vec![openbao(json!({"server": {"enabled": false}}))], vec![]),
+        &[]
+    )
+    .is_empty());
+    // A local chart named openbao-issuer is not the upstream server chart.
+    let mut issuer = rel(
+        "helmfile.yaml",
+        18,
+        "openbao",
+        "openbao-issuer",
+        local("charts/openbao-issuer"),
+    );
+    issuer.values = json!({});
+    assert!(run(PLAINTEXT_ENDPOINT, &state(vec![issuer], vec![]), &[]).is_empty());
+}
+
+#[test]
+fn externals_are_not_checked() {
+    let mut g = Graph::new("default", Vec::new());
+    let policy = Policy {
+            externals: crate::yaml::from_str("- {apiVersion: cert-manager.io/v1, kind: ClusterIssuer, name: legacy, spec: {vault: {server: 'http://vault.example.com'}}}").unwrap(),
+            ..Policy::default()
+        };
+    policy.add_externals(&mut g);
+    assert_eq!(g.len(), 1);
+    assert!((rule(PLAINTEXT_ENDPOINT).check)(&crate::testkit::ctx(&g, &policy)).is_empty());
+}
+
+/// The rule's findings over YAML, folded as the engine reports them; objects whose name is a
+/// key of `releases` are placed in that release.
+fn folded(yaml: &str, releases: &[(&str, &str)]) -> Vec<Finding> {
+    let mut g = crate::testkit::graph("default", yaml);
+    for o in &mut g.objects {
+        if let Some((_, r)) = releases.iter().find(|(n, _)| *n == o.name) {
+            o.prov.release = Some(r.to_string());
+        }
+    }
+    let p = Policy::default();
+    crate::fold::fold((rule(PLAINTEXT_ENDPOINT).check)(&crate::testkit::ctx(&g, &p)))
+}
+
+const SERVER: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: openbao-config, namespace: openbao}\ndata:\n  server.hcl: |\n    listener \"tcp\" {\n      address = \"[::]:8200\"\n      tls_disable = 1\n    }\n---\napiVersion: v1\nkind: Service\nmetadata: {name: openbao, namespace: openbao}\nspec:\n  selector: {app: openbao}\n  ports: [{name: http, port: 8200}]\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: openbao, namespace: openbao}\nspec:\n  serviceName: openbao\n  selector: {matchLabels: {app: openbao}}\n  template:\n    metadata: {labels: {app: openbao}}\n    spec:\n      containers:\n        - {name: openbao, image: 'quay.io/openbao/openbao:2.4.1'}\n      volumes:\n        - {name: config, configMap: {name: openbao-config}}\n";
+
+fn client(name: &str, ns: &str, addr: &str) -> String {
+    format!("---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      containers:\n        - name: c\n          image: quay.io/x/y:1.0.0\n          env: [{{name: VAULT_ADDR, value: '{addr}'}}]\n")
+}
+
+#[test]
+fn one_plaintext_server_is_one_finding_across_releases() {
+    // A client of another release dials the server through its Service: folded into the
+    // listener's finding. An unrelated plain address in another namespace stays its own.
+    let yaml = format!(
+        "{SERVER}{}{}{}",
+        client("issuer-client", "cert-manager", "http://openbao.openbao.svc:8200"),
+        client("app-client", "app", "http://openbao.openbao.svc.cluster.local:8200/v1"),
+        client("unrelated", "app", "http://corp-vault.example.com:8200"),
+    );
+    let f = folded(
+        &yaml,
+        &[
+            ("openbao-config", "openbao/openbao"),
+            ("openbao", "openbao/openbao"),
+            ("issuer-client", "cert-manager/issuer"),
+            ("app-client", "app/app"),
+            ("unrelated", "app/other"),
+        ],
+    );
+    let shown: Vec<(&str, usize)> = f.iter().map(|f| (f.message.as_str(), f.related.len())).collect();
+    assert_eq!(f.len(), 2, "{shown:#?}");
+    assert!(
+        f[0].message.contains("configures a listener with tls_disable"),
+        "{shown:#?}"
+    );
+    let related: Vec<&str> = f[0]
+        .related
+        .iter()
+        .map(|r| r.object.as_ref().unwrap().name.as_str())
+        .collect();
+    assert_eq!(related, ["issuer-client", "app-client"]);
+    assert!(f[1].message.contains("corp-vault.example.com") && f[1].related.is_empty());
+    // Without the Service the address reaches nothing known: the dial stays its own finding.
+    let no_service = yaml.replace("kind: Service\n", "kind: ServiceAccount\n");
+    assert_eq!(folded(&no_service, &[]).len(), 4);
+}
+
+#[test]
+fn copies_of_one_address_fold_and_other_servers_do_not() {
+    // One http:// value in a ConfigMap, its envFrom consumer and a literal copy: one finding.
+    let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: client-env, namespace: app}\ndata:\n  CALLBACK_URL: http://hooks.example.com/notify\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {name: client, namespace: app}\nspec:\n  selector: {matchLabels: {app: c}}\n  template:\n    metadata: {labels: {app: c}}\n    spec:\n      containers:\n        - name: a\n          image: quay.io/x/y:1.0.0\n          envFrom: [{configMapRef: {name: client-env}}]\n        - name: b\n          image: quay.io/x/y:1.0.0\n          env: [{name: CALLBACK_URL, value: 'http://hooks.example.com/other'}, {name: AUDIT_URL, value: 'http://audit.example.com/'}]\n";
+    let f = folded(yaml, &[]);
+    let shown: Vec<(&str, usize)> = f.iter().map(|f| (f.message.as_str(), f.related.len())).collect();
+    assert_eq!(shown.len(), 2, "{shown:#?}");
+    assert_eq!((shown[0].1, shown[1].1), (2, 0), "{shown:#?}");
+    assert!(shown[1].0.contains("audit.example.com"));
+}
+
+#[test]
+fn unrendered_server_defaults_are_one_finding() {
+    let r = openbao(json!({"server": {"standalone": {"enabled": true}, "extraArgs": "-dev"}}));
+    let f = run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &[]);
+    assert_eq!(f.len(), 3, "tlsDisable default, default config, -dev: {f:#?}");
+    let f = crate::fold::fold(f);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert_eq!(f[0].related.len(), 2);
+}
+
+#[test]
+fn server_arguments_in_state_values() {
+    let rel = |chart: crate::stack::ChartRef, values: serde_json::Value| {
+        let mut r = crate::testkit::rel("helmfile.yaml", 3, "a", "r", chart);
+        r.values = values;
+        r
+    };
+    let local = || crate::testkit::local("charts/app");
+    let fired = |r: crate::stack::Release| {
+        let status = [ReleaseStatus {
+            name: "r".into(),
+            namespace: "a".into(),
+            chart: "x".into(),
+            installed: true,
+            version: None,
+            rendered: true,
+            reason: None,
+            objects: 1,
+            mirror: None,
+        }];
+        run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &status)
+    };
+    // Any chart name, rendered or not: `server.extraArgs`, a list, a `server` subcommand
+    // elsewhere, `set:`.
+    for values in [
+        json!({"server": {"extraArgs": "-dev"}}),
+        json!({"server": {"extraArgs": ["-log-level=debug", "--dev"]}}),
+        json!({"app": {"args": ["server", "-dev=true"]}}),
+    ] {
+        let f = fired(rel(local(), values.clone()));
+        assert_eq!(f.len(), 1, "{values}: {f:#?}");
+        assert!(f[0].message.contains("starts the OpenBao/Vault server with"), "{f:#?}");
+    }
+    let mut via_set = rel(local(), json!({}));
+    via_set.set = vec![("server.extraArgs".into(), json!("-dev"))];
+    assert_eq!(fired(via_set).len(), 1);
+    // Near misses: dev mode with TLS, other flags, `-dev` of something that is no server.
+    for values in [
+        json!({"server": {"extraArgs": "-dev -dev-tls"}}),
+        json!({"server": {"extraArgs": "-config=/x -log-level=debug"}}),
+        json!({"app": {"extraArgs": "--dev"}}),
+        json!({"server": {"dev": {"args": "none"}}}),
+    ] {
+        assert!(fired(rel(local(), values.clone())).is_empty(), "{values}");
+    }
+}

@@ -1,0 +1,76 @@
+//! One binary that validates anywhere (issue #28): the Kubernetes schemas of the supported minors
+//! are built into `nvcf-validate`, so a copy of it in an empty directory validates a copy of the
+//! stack that has no `.tools` above it (helm and helmfile come from PATH, as on an operator's
+//! machine), and `$NVCF_SCHEMAS` still overrides the built-in schemas.
+
+mod support;
+use support::{copy_dir, path_with_tools, repo};
+
+use std::path::Path;
+use std::process::Command;
+
+/// The stack's files, as an operator's checkout of it would hold them (no .tools, no ci/).
+fn copy_stack(to: &Path) {
+    for d in ["charts", "values", "examples"] {
+        copy_dir(&repo().join(d), &to.join(d));
+    }
+    for f in ["helmfile.yaml", "charts.lock.yaml", "validator-policy.yaml"] {
+        std::fs::copy(repo().join(f), to.join(f)).unwrap();
+    }
+}
+
+#[test]
+fn a_copied_binary_validates_a_copied_stack_without_tools_dir() {
+    let bin_dir = tempfile::tempdir().unwrap();
+    let stack = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let exe = bin_dir.path().join("nvcf-validate");
+    std::fs::copy(env!("CARGO_BIN_EXE_nvcf-validate"), &exe).unwrap();
+    copy_stack(stack.path());
+    for dir in [bin_dir.path(), stack.path()] {
+        assert!(
+            dir.ancestors().all(|d| !d.join(".tools").exists()),
+            "{} must have no .tools above it",
+            dir.display()
+        );
+    }
+    let run = |schemas: Option<&Path>| {
+        let mut c = Command::new(&exe);
+        c.current_dir(stack.path())
+            .args(["check", "--file", "helmfile.yaml", "--offline", "--format", "json"])
+            .env("PATH", path_with_tools())
+            .env("XDG_CACHE_HOME", cache.path())
+            .env_remove("NVCF_HELM")
+            .env_remove("NVCF_HELMFILE");
+        match schemas {
+            Some(s) => c.env("NVCF_SCHEMAS", s),
+            None => c.env_remove("NVCF_SCHEMAS"),
+        };
+        c.output().unwrap()
+    };
+    let out = run(None);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert_eq!(report["summary"]["errors"], 0, "{report:#}");
+    assert_eq!(report["environments"].as_array().map(Vec::len), Some(4));
+    let text = report.to_string();
+    for env in report["environments"].as_array().unwrap() {
+        let cov = &env["schemaCoverage"];
+        assert_eq!(cov["kubernetesVersion"], "1.35", "{text}");
+        assert!(
+            cov["validated"].as_u64().is_some_and(|n| n > 0),
+            "{}: {cov}",
+            env["name"]
+        );
+    }
+    // The override still wins: an empty schema directory is exit 2 naming it.
+    let empty = tempfile::tempdir().unwrap();
+    let out = run(Some(empty.path()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no schemas for Kubernetes 1.35") && stderr.contains("overridden by $NVCF_SCHEMAS"),
+        "{stderr}"
+    );
+}
