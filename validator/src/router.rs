@@ -424,6 +424,10 @@ pub fn advertised_names(router: &RouterWorkload<'_>) -> Vec<String> {
 }
 
 #[cfg(test)]
+#[path = "router_flag_tests.rs"]
+mod flag_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::policy::Policy;

@@ -6,40 +6,12 @@
 
 mod support;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use support::{copy_dir, path_with_tools, repo, tool};
+use std::process::Command;
+use support::run::{copy_of, json, run, Run};
+use support::{copy_dir, repo, tool};
 
-/// Copy the CLI test stack into a fresh temporary directory (outside the repository, so the
-/// repository's .tools/bin is not found by walking up).
-fn stack_copy() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    copy_dir(&repo().join("validator/tests/cli/stack"), d.path());
-    d
-}
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Run {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.current_dir(dir).args(args);
-    c.env("PATH", path_with_tools())
-        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
-        .env_remove("NVCF_HELM")
-        .env_remove("NVCF_HELMFILE");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out: Output = c.output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
+/// The CLI test stack.
+const STACK: &str = "validator/tests/cli/stack";
 
 /// Check the stack in `dir` with a private cache directory.
 fn check(dir: &Path, extra: &[&str]) -> Run {
@@ -47,7 +19,7 @@ fn check(dir: &Path, extra: &[&str]) -> Run {
     let cache = cache.to_str().unwrap();
     let mut args = vec!["check", "--file", "helmfile.yaml.gotmpl", "--offline"];
     args.extend_from_slice(extra);
-    run(dir, &args, &[("XDG_CACHE_HOME", cache)])
+    run(dir, &args, &[("XDG_CACHE_HOME", cache)], None)
 }
 
 fn normalise(s: &str, dir: &Path) -> String {
@@ -65,13 +37,9 @@ fn release_of(report: &serde_json::Value, name: &str) -> serde_json::Value {
         .clone()
 }
 
-fn json(s: &str) -> serde_json::Value {
-    serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
-}
-
 #[test]
 fn every_format_reports_findings_and_unrendered_releases() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     for format in ["human", "json", "sarif", "junit", "github", "markdown"] {
         let r = check(d.path(), &["--format", format]);
         assert_eq!(r.code, 1, "format {format}: {}", r.stderr);
@@ -101,7 +69,7 @@ fn every_format_reports_findings_and_unrendered_releases() {
 
 #[test]
 fn json_report_follows_the_contract_schema() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     let r = check(d.path(), &["--format", "json"]);
     let report = json(&r.stdout);
     let schema = json(&std::fs::read_to_string(repo().join("validator/schema/report.schema.json")).unwrap());
@@ -120,7 +88,7 @@ fn json_report_follows_the_contract_schema() {
 
 #[test]
 fn sarif_is_strict_consumer_friendly() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     let r = check(d.path(), &["--format", "sarif"]);
     let sarif = json(&r.stdout);
     assert_eq!(sarif["version"], "2.1.0");
@@ -142,7 +110,7 @@ fn sarif_is_strict_consumer_friendly() {
 
 #[test]
 fn exit_codes() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     assert_eq!(check(d.path(), &[]).code, 1, "an error-level finding is exit 1");
     let r = check(d.path(), &["-A", "image-pinned"]);
     assert_eq!(r.code, 0, "no error-level finding is exit 0: {}{}", r.stdout, r.stderr);
@@ -162,28 +130,29 @@ fn exit_codes() {
     let r = check(d.path(), &["-A", "insecure-flag"]);
     assert_eq!(r.code, 2, "never-waivable rules cannot be allowed");
     assert!(r.stderr.contains("may never be waived"), "{}", r.stderr);
-    let r = run(d.path(), &["check", "--file", "missing.yaml"], &[]);
+    let r = run(d.path(), &["check", "--file", "missing.yaml"], &[], None);
     assert_eq!(r.code, 2);
     assert!(
         r.stderr.contains("missing.yaml") && r.stderr.contains("not found"),
         "{}",
         r.stderr
     );
-    let r = run(d.path(), &["check", "--bogus-flag"], &[]);
+    let r = run(d.path(), &["check", "--bogus-flag"], &[], None);
     assert_eq!(r.code, 2, "usage errors are exit 2");
-    let r = run(d.path(), &["explain", "no-such-rule"], &[]);
+    let r = run(d.path(), &["explain", "no-such-rule"], &[], None);
     assert_eq!(r.code, 2);
 }
 
 #[test]
 fn online_without_registry_access_fails_closed() {
     // `.invalid` never resolves: the remote chart cannot be fetched, so nothing is validated.
-    let d = stack_copy();
+    let d = copy_of(STACK);
     let cache = d.path().join(".cache");
     let r = run(
         d.path(),
         &["check", "--file", "helmfile.yaml.gotmpl"],
         &[("XDG_CACHE_HOME", cache.to_str().unwrap())],
+        None,
     );
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(
@@ -197,7 +166,7 @@ fn online_without_registry_access_fails_closed() {
 fn templated_chart_references_render_like_plain_ones() {
     // The state's text hides that `app` is local: the early template run guesses wrong and
     // must be redone once helmfile build has told the truth.
-    let d = stack_copy();
+    let d = copy_of(STACK);
     let state = d.path().join("helmfile.yaml.gotmpl");
     let text = std::fs::read_to_string(&state).unwrap();
     std::fs::write(
@@ -224,7 +193,7 @@ fn templated_chart_references_render_like_plain_ones() {
 fn a_local_release_named_like_a_remote_one_is_rendered() {
     // Releases are picked for helmfile template by name and namespace: leaving the remote
     // `upstream/upstream` out must not leave out a local `other/upstream`.
-    let d = stack_copy();
+    let d = copy_of(STACK);
     let state = d.path().join("helmfile.yaml.gotmpl");
     let text = std::fs::read_to_string(&state).unwrap();
     std::fs::write(
@@ -263,16 +232,16 @@ fn a_render_failure_is_exit_2_once_its_explanation_is_waived_away() {
     let stack = repo().join("validator/tests/stacks/fires-needs-resolvable-dangling");
     let cache = tempfile::tempdir().unwrap();
     let env = [("XDG_CACHE_HOME", cache.path().to_str().unwrap())];
-    let r = run(&stack, &["check", "--offline"], &env);
+    let r = run(&stack, &["check", "--offline"], &env, None);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    let r = run(&stack, &["check", "--offline", "-A", "needs-resolvable"], &env);
+    let r = run(&stack, &["check", "--offline", "-A", "needs-resolvable"], &env, None);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(r.stderr.contains("could not render"), "{}", r.stderr);
 }
 
 #[test]
 fn rendered_lists_are_expanded_and_non_objects_refused() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     std::fs::write(
         d.path().join("charts/app/templates/list.yaml"),
         "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: hidden}\n    spec:\n      template:\n        spec:\n          containers: [{name: c, image: \"registry.example.com/hidden:latest\"}]\n",
@@ -302,14 +271,14 @@ fn rendered_lists_are_expanded_and_non_objects_refused() {
 fn empty_manifests_are_not_a_pass() {
     let d = tempfile::tempdir().unwrap();
     std::fs::write(d.path().join("empty.yaml"), "# nothing here\n").unwrap();
-    let r = run(d.path(), &["check", "--manifests", "empty.yaml"], &[]);
+    let r = run(d.path(), &["check", "--manifests", "empty.yaml"], &[], None);
     assert_eq!(r.code, 2, "{}", r.stdout);
     assert!(r.stderr.contains("no Kubernetes objects"), "{}", r.stderr);
 }
 
 #[test]
 fn require_rendered_refuses_unrendered_releases() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     let r = check(d.path(), &["-A", "image-pinned", "--require-rendered"]);
     assert_eq!(r.code, 2, "{}", r.stdout);
     assert!(
@@ -321,7 +290,7 @@ fn require_rendered_refuses_unrendered_releases() {
 
 #[test]
 fn environment_variables_the_templates_read_are_part_of_the_cache_key() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     let values = d.path().join("charts/app/values.yaml");
     std::fs::write(&values, "replicas: 1\nimage: registry.example.com/web:1.4.2\n").unwrap();
     let state = d.path().join("helmfile.yaml.gotmpl");
@@ -338,12 +307,13 @@ fn environment_variables_the_templates_read_are_part_of_the_cache_key() {
     let cache = d.path().join(".cache");
     let c = cache.to_str().unwrap();
     let args = ["check", "--file", "helmfile.yaml.gotmpl", "--offline", "-e", "default"];
-    let pinned = run(d.path(), &args, &[("XDG_CACHE_HOME", c)]);
+    let pinned = run(d.path(), &args, &[("XDG_CACHE_HOME", c)], None);
     assert_eq!(pinned.code, 0, "{}{}", pinned.stdout, pinned.stderr);
     let latest = run(
         d.path(),
         &args,
         &[("XDG_CACHE_HOME", c), ("WEB_IMAGE", "registry.example.com/web:latest")],
+        None,
     );
     assert_eq!(
         latest.code, 1,
@@ -354,7 +324,7 @@ fn environment_variables_the_templates_read_are_part_of_the_cache_key() {
 
 #[test]
 fn selected_environment_only() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     let r = check(d.path(), &["--environment", "prod", "--format", "json"]);
     let report = json(&r.stdout);
     let envs: Vec<_> = report["environments"]
@@ -386,7 +356,7 @@ fn poisoned_tools(dir: &Path) -> (PathBuf, PathBuf) {
 
 #[test]
 fn warm_cache_runs_no_helm_or_helmfile() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     let cache = d.path().join(".cache");
     let cache = cache.to_str().unwrap();
     let args = [
@@ -408,12 +378,12 @@ fn warm_cache_runs_no_helm_or_helmfile() {
         ("NVCF_HELM", helm.to_str().unwrap()),
         ("NVCF_HELMFILE", helmfile.to_str().unwrap()),
     ];
-    let cold = run(d.path(), &args, &env);
+    let cold = run(d.path(), &args, &env, None);
     assert_eq!(cold.code, 1, "{}", cold.stderr);
     assert!(marker.exists(), "the cold run renders");
     std::fs::remove_file(&marker).unwrap();
     // The same tools (the key holds their identity, so they cannot be swapped for poisoned ones).
-    let warm = run(d.path(), &args, &env);
+    let warm = run(d.path(), &args, &env, None);
     assert_eq!(warm.code, 1, "{}", warm.stderr);
     assert!(
         !marker.exists(),
@@ -422,7 +392,7 @@ fn warm_cache_runs_no_helm_or_helmfile() {
     );
     assert_eq!(cold.stdout, warm.stdout, "a cached report equals the rendered one");
     // Without the cache the same tools are called again.
-    let uncached = run(d.path(), &[&args[..], &["--no-cache"]].concat(), &env);
+    let uncached = run(d.path(), &[&args[..], &["--no-cache"]].concat(), &env, None);
     assert_eq!(uncached.code, 1, "{}", uncached.stdout);
     assert!(marker.exists());
     // Any input change misses the cache; so does another helm (a different binary).
@@ -431,12 +401,12 @@ fn warm_cache_runs_no_helm_or_helmfile() {
         "replicas: 1\nimage: registry.example.com/web:1.4.2\n",
     )
     .unwrap();
-    let changed = run(d.path(), &args, &env);
+    let changed = run(d.path(), &args, &env, None);
     assert_eq!(changed.code, 0, "{}{}", changed.stdout, changed.stderr);
     let (poisoned, _) = poisoned_tools(elsewhere.path());
     let poisoned_helm = poisoned.join("helm");
     let other_helm = [env[0], env[1], ("NVCF_HELM", poisoned_helm.to_str().unwrap()), env[3]];
-    let swapped = run(d.path(), &args, &other_helm);
+    let swapped = run(d.path(), &args, &other_helm, None);
     assert_eq!(
         swapped.code, 2,
         "a warm entry made by another helm is not used: {}",
@@ -491,7 +461,7 @@ fn sha256_file(p: &Path) -> String {
 
 #[test]
 fn chart_mirror_renders_only_matching_tarballs() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     // A stand-in for the upstream chart, packaged at test time.
     let src = d.path().join("upstream-src");
     std::fs::create_dir_all(src.join("templates")).unwrap();
@@ -600,7 +570,7 @@ fn chart_mirror_renders_only_matching_tarballs() {
 
 #[test]
 fn waivers_valid_expired_unused_forbidden() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     std::fs::write(
         d.path().join("validator-policy.yaml"),
         "version: 1\nsettings: {allowedChartRepositories: [oci://registry.invalid/charts], allowedImageRegistries: [registry.example.com]}\nwaivers:\n\
@@ -625,7 +595,7 @@ fn waivers_valid_expired_unused_forbidden() {
 
 #[test]
 fn policy_errors_name_the_file_and_entry() {
-    let d = stack_copy();
+    let d = copy_of(STACK);
     std::fs::write(
         d.path().join("validator-policy.yaml"),
         "waivers:\n- rule: image-pinned\n  target: {environment: default}\n  expires: 2027-01-01\n",
@@ -650,7 +620,7 @@ fn malformed_inputs_fail_closed_without_leaking_secrets() {
     let bad = d.path().join("bad.yaml");
     // A broken manifest that carries key material: the error must name the file, not echo it.
     std::fs::write(&bad, "apiVersion: v1\nkind: Secret\nmetadata: {name: x\nstringData:\n  tls.key: |\n    -----BEGIN PRIVATE KEY-----\n    MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n    -----END PRIVATE KEY-----\n").unwrap();
-    let r = run(d.path(), &["check", "--manifests", "bad.yaml"], &[]);
+    let r = run(d.path(), &["check", "--manifests", "bad.yaml"], &[], None);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("bad.yaml"), "{}", r.stderr);
     assert!(
@@ -660,17 +630,17 @@ fn malformed_inputs_fail_closed_without_leaking_secrets() {
     );
     assert!(!r.stderr.contains("panicked"));
 
-    let r = run(d.path(), &["check", "--manifests", "nope.yaml"], &[]);
+    let r = run(d.path(), &["check", "--manifests", "nope.yaml"], &[], None);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("nope.yaml"), "{}", r.stderr);
 
     std::fs::write(d.path().join("notk8s.yaml"), "just: data\n").unwrap();
-    let r = run(d.path(), &["check", "--manifests", "notk8s.yaml"], &[]);
+    let r = run(d.path(), &["check", "--manifests", "notk8s.yaml"], &[], None);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("not a Kubernetes object"), "{}", r.stderr);
 
     // A broken state file: helmfile's own message, naming the file.
-    let s = stack_copy();
+    let s = copy_of(STACK);
     std::fs::write(
         s.path().join("helmfile.yaml.gotmpl"),
         "releases:\n  - name: app\n    chart: [unclosed\n",
@@ -681,7 +651,7 @@ fn malformed_inputs_fail_closed_without_leaking_secrets() {
     assert!(r.stderr.contains("helmfile.yaml.gotmpl"), "{}", r.stderr);
 
     // A chart that does not render.
-    let s = stack_copy();
+    let s = copy_of(STACK);
     std::fs::write(
         s.path().join("charts/app/templates/broken.yaml"),
         "{{ fail \"broken on purpose\" }}\n",
@@ -698,7 +668,7 @@ fn manifests_from_stdin_and_directories() {
     let yaml = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: apps}\nspec:\n  template:\n    spec:\n      containers:\n        - {name: web, image: \"registry.example.com/web\"}\n";
     std::fs::create_dir_all(d.path().join("m/sub")).unwrap();
     std::fs::write(d.path().join("m/sub/a.yaml"), yaml).unwrap();
-    let r = run(d.path(), &["check", "--manifests", "m", "--format", "json"], &[]);
+    let r = run(d.path(), &["check", "--manifests", "m", "--format", "json"], &[], None);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let report = json(&r.stdout);
     assert_eq!(report["findings"][0]["rule"], "image-pinned");
@@ -721,7 +691,7 @@ fn manifests_from_stdin_and_directories() {
 #[test]
 fn rules_and_explain_come_from_the_registry() {
     let d = tempfile::tempdir().unwrap();
-    let r = run(d.path(), &["rules", "--format", "json"], &[]);
+    let r = run(d.path(), &["rules", "--format", "json"], &[], None);
     assert_eq!(r.code, 0);
     let rules = json(&r.stdout);
     let ids: Vec<&str> = rules
@@ -739,7 +709,7 @@ fn rules_and_explain_come_from_the_registry() {
     ] {
         assert!(ids.contains(&id), "{id} missing from {ids:?}");
     }
-    let e = run(d.path(), &["explain", "insecure-flag"], &[]);
+    let e = run(d.path(), &["explain", "insecure-flag"], &[], None);
     assert_eq!(e.code, 0);
     let from_registry = rules
         .as_array()
@@ -754,6 +724,6 @@ fn rules_and_explain_come_from_the_registry() {
     assert!(e.stdout.contains(&from_registry), "explain prints the registry text");
     insta::assert_snapshot!(
         "rules_markdown",
-        run(d.path(), &["rules", "--format", "markdown"], &[]).stdout
+        run(d.path(), &["rules", "--format", "markdown"], &[], None).stdout
     );
 }

@@ -3,49 +3,11 @@
 //! refused it. Every test here fails on the validator before that work.
 
 mod support;
-use std::path::Path;
-use std::process::Command;
-use support::{copy_dir, path_with_tools, repo};
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-fn run(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(dir)
-        .args(args)
-        .env("PATH", path_with_tools())
-        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
-        .env("XDG_CACHE_HOME", dir.join(".cache"))
-        .env_remove("NVCF_HELM")
-        .env_remove("NVCF_HELMFILE")
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn rules_of(stdout: &str) -> Vec<String> {
-    let v: serde_json::Value = serde_json::from_str(stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{stdout}"));
-    v["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["waived"].is_null())
-        .map(|f| f["rule"].as_str().unwrap().to_string())
-        .collect()
-}
+use support::repo;
+use support::run::{copy_of, json, run_cached, unwaived_rules};
 
 fn stack(name: &str) -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    copy_dir(&repo().join("validator/tests/stacks").join(name), d.path());
-    d
+    copy_of(&format!("validator/tests/stacks/{name}"))
 }
 
 #[test]
@@ -56,7 +18,7 @@ fn a_stack_whose_only_release_renders_nothing_is_exit_2() {
         "releases:\n  - name: metrics\n    namespace: nvcf\n    chart: ./charts/app\n    values:\n      - enabled: false\n",
     )
     .unwrap();
-    let r = run(d.path(), &["check", "--offline", "--format", "json"]);
+    let r = run_cached(d.path(), &["check", "--offline", "--format", "json"]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     assert!(
         r.stderr
@@ -77,7 +39,10 @@ fn a_stack_whose_only_release_renders_nothing_is_exit_2() {
         r.stdout
     );
     assert_eq!(report["summary"]["environments"], 1, "{}", r.stdout);
-    assert_eq!(rules_of(&r.stdout), vec!["release-renders-nothing".to_string()]);
+    assert_eq!(
+        unwaived_rules(&json(&r.stdout)),
+        vec!["release-renders-nothing".to_string()]
+    );
 }
 
 #[test]
@@ -93,7 +58,7 @@ fn an_empty_never_waive_cannot_waive_the_insecure_family_and_no_policy_is_strict
         "version: 1\nsettings: {neverWaive: [], allowedImageRegistries: [nvcr.io]}\nwaivers:\n- {rule: insecure-flag, target: {kind: Pod}, reason: lab, expires: 2027-01-01}\n",
     )
     .unwrap();
-    let r = run(
+    let r = run_cached(
         d.path(),
         &[
             "check",
@@ -106,10 +71,10 @@ fn an_empty_never_waive_cannot_waive_the_insecure_family_and_no_policy_is_strict
         ],
     );
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    let rules = rules_of(&r.stdout);
+    let rules = unwaived_rules(&json(&r.stdout));
     assert!(rules.contains(&"insecure-flag".to_string()), "{rules:?}");
     assert!(rules.contains(&"waiver-forbidden".to_string()), "{rules:?}");
-    let r = run(
+    let r = run_cached(
         d.path(),
         &[
             "check",
@@ -125,12 +90,12 @@ fn an_empty_never_waive_cannot_waive_the_insecure_family_and_no_policy_is_strict
 
     // No policy file at all: strict defaults, and the report says so in every format.
     for format in ["json", "human", "sarif", "markdown", "github", "junit"] {
-        let r = run(d.path(), &["check", "--manifests", "pod.yaml", "--format", format]);
+        let r = run_cached(d.path(), &["check", "--manifests", "pod.yaml", "--format", format]);
         assert_eq!(r.code, 1, "{format}: {}{}", r.stdout, r.stderr);
         assert!(r.stdout.contains("policy-file-missing"), "{format}: {}", r.stdout);
     }
-    let r = run(d.path(), &["check", "--manifests", "pod.yaml", "--format", "json"]);
-    let rules = rules_of(&r.stdout);
+    let r = run_cached(d.path(), &["check", "--manifests", "pod.yaml", "--format", "json"]);
+    let rules = unwaived_rules(&json(&r.stdout));
     assert!(
         rules.contains(&"image-pinned".to_string()),
         "no registry is allowed by default: {rules:?}"
@@ -147,7 +112,7 @@ fn an_empty_never_waive_cannot_waive_the_insecure_family_and_no_policy_is_strict
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: nvcf}\nspec:\n  containers: [{name: c, image: \"ghcr.io/x/y:1.0.0\"}]\n",
     )
     .unwrap();
-    let r = run(
+    let r = run_cached(
         d.path(),
         &[
             "check",
@@ -160,7 +125,7 @@ fn an_empty_never_waive_cannot_waive_the_insecure_family_and_no_policy_is_strict
         ],
     );
     assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
-    assert_eq!(rules_of(&r.stdout), vec!["policy-allows-any".to_string()]);
+    assert_eq!(unwaived_rules(&json(&r.stdout)), vec!["policy-allows-any".to_string()]);
 }
 
 #[test]
@@ -185,7 +150,7 @@ fn manifests_without_namespaces_take_the_namespace_flag_and_are_judged() {
         if let Some(ns) = ns {
             args.extend(["--namespace", ns]);
         }
-        let r = run(d.path(), &args);
+        let r = run_cached(d.path(), &args);
         assert_eq!(r.code, 1, "{ns:?}: {}{}", r.stdout, r.stderr);
         let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
         let san: Vec<&serde_json::Value> = v["findings"]
@@ -216,7 +181,7 @@ fn secrets_in_urls_and_policy_errors_are_never_printed() {
     )
     .unwrap();
     for format in ["json", "human", "sarif", "markdown", "github", "junit"] {
-        let r = run(
+        let r = run_cached(
             d.path(),
             &[
                 "check",
@@ -252,7 +217,7 @@ fn secrets_in_urls_and_policy_errors_are_never_printed() {
         "version: \"-----BEGIN PRIVATE KEY----- MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7 -----END PRIVATE KEY-----\"\n",
     )
     .unwrap();
-    let r = run(d.path(), &["check", "--manifests", "pod.yaml", "--policy", "bad.yaml"]);
+    let r = run_cached(d.path(), &["check", "--manifests", "pod.yaml", "--policy", "bad.yaml"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("bad.yaml"), "{}", r.stderr);
     assert!(!r.stderr.contains("MIIEvQ"), "key echoed: {}", r.stderr);
@@ -266,9 +231,9 @@ fn private_keys_in_state_values_are_found_without_being_printed() {
     let key = "-----BEGIN RSA PRIVATE KEY-----\\nTk9UIEEgUkVBTCBLRVk=\\n-----END RSA PRIVATE KEY-----";
     let with_key = state.replacen("releases:", &format!("releases:\n  - name: leak\n    namespace: nvcf\n    chart: ./charts/router\n    values:\n      - serverKey: \"{key}\"\n"), 1);
     std::fs::write(d.path().join("helmfile.yaml"), with_key).unwrap();
-    let r = run(d.path(), &["check", "--offline", "--format", "json", "--no-cache"]);
+    let r = run_cached(d.path(), &["check", "--offline", "--format", "json", "--no-cache"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
-    let rules = rules_of(&r.stdout);
+    let rules = unwaived_rules(&json(&r.stdout));
     assert!(rules.contains(&"private-key-in-render".to_string()), "{rules:?}");
     assert!(!r.stdout.contains("Tk9UIEEgUkVBTCBLRVk"), "key printed");
 }
@@ -310,7 +275,7 @@ fn a_state_path_with_a_dashes_line_is_exit_2_never_a_dropped_state() {
             "releases:\n- name: bad\n  namespace: ns2\n  chart: ../charts/app\n  values:\n  - args: [\"--quic-insecure\"]\n",
         ),
     ]);
-    let r = run(d.path(), &["check", "--offline", "--no-cache", "--format", "json"]);
+    let r = run_cached(d.path(), &["check", "--offline", "--no-cache", "--format", "json"]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     // This refusal, not one of the three others that also say "rename".
     assert!(
@@ -329,7 +294,7 @@ fn a_failing_environment_keeps_the_report_of_the_others_in_every_format() {
         "helmfile.yaml.gotmpl",
         "environments:\n  default: {}\n  prod: {}\n---\nreleases:\n- name: app\n  namespace: apps\n  chart: ./charts/app\n  devel: true\n{{- if eq .Environment.Name \"prod\" }}\n  values:\n  - token: {{ requiredEnv \"NVCF_PROD_TOKEN\" }}\n{{- end }}\n",
     )]);
-    let r = run(d.path(), &["check", "--offline", "--format", "json"]);
+    let r = run_cached(d.path(), &["check", "--offline", "--format", "json"]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     let envs = v["environments"].as_array().unwrap();
@@ -341,13 +306,13 @@ fn a_failing_environment_keeps_the_report_of_the_others_in_every_format() {
     );
     assert!(envs.iter().find(|e| e["name"] == "default").unwrap()["renderError"].is_null());
     assert!(
-        rules_of(&r.stdout).contains(&"chart-version-pinned".to_string()),
+        unwaived_rules(&json(&r.stdout)).contains(&"chart-version-pinned".to_string()),
         "{}",
         r.stdout
     );
     assert!(!v["errors"].as_array().unwrap().is_empty());
     for format in ["human", "junit", "markdown", "sarif", "github"] {
-        let r = run(d.path(), &["check", "--offline", "--format", format]);
+        let r = run_cached(d.path(), &["check", "--offline", "--format", format]);
         assert_eq!(r.code, 2, "{format}: {}{}", r.stdout, r.stderr);
         assert!(
             r.stdout.contains("chart-version-pinned"),
@@ -378,7 +343,7 @@ fn a_template_failure_is_explained_only_by_a_finding_about_that_release() {
         ),
         ("charts/umb/templates/cm.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: umb\n"),
     ]);
-    let r = run(d.path(), &["check", "--offline", "--no-cache", "--format", "json"]);
+    let r = run_cached(d.path(), &["check", "--offline", "--no-cache", "--format", "json"]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
     for said in [
         "helmfile.yaml: release apps/umb (chart charts/umb)",
@@ -406,7 +371,7 @@ fn a_template_failure_is_explained_only_by_a_finding_about_that_release() {
         state.replacen("chart: ./charts/umb\n", "chart: ./charts/umb\n  devel: true\n", 1),
     )
     .unwrap();
-    let r = run(d.path(), &["check", "--offline", "--no-cache", "--format", "json"]);
+    let r = run_cached(d.path(), &["check", "--offline", "--no-cache", "--format", "json"]);
     assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
 }
 
@@ -434,7 +399,7 @@ fn the_policy_cannot_hide_its_own_weakening_and_what_it_cannot_read_fails_closed
             "json",
         ];
         args.extend_from_slice(extra);
-        run(d.path(), &args)
+        run_cached(d.path(), &args)
     };
     let r = check("hidden.yaml", &[]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
@@ -451,11 +416,16 @@ fn the_policy_cannot_hide_its_own_weakening_and_what_it_cannot_read_fails_closed
     );
     let r = check("star.yaml", &[]);
     assert_eq!(
-        (r.code, rules_of(&r.stdout)),
+        (r.code, unwaived_rules(&json(&r.stdout))),
         (0, vec!["policy-allows-any".to_string()])
     );
     let r = check("star.yaml", &["-A", "policy-allows-any"]);
-    assert_eq!((r.code, rules_of(&r.stdout)), (0, Vec::<String>::new()), "{}", r.stderr);
+    assert_eq!(
+        (r.code, unwaived_rules(&json(&r.stdout))),
+        (0, Vec::<String>::new()),
+        "{}",
+        r.stderr
+    );
     // A key in the policy next to a value the reader refuses: exit 2, not a pass without the scan.
     let key = "-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIBMHcCAQEEIB\\n-----END EC PRIVATE KEY-----\\n";
     let ext =
@@ -470,7 +440,7 @@ fn the_policy_cannot_hide_its_own_weakening_and_what_it_cannot_read_fails_closed
     );
     let r = check("key.yaml", &[]);
     assert_eq!(
-        (r.code, rules_of(&r.stdout)),
+        (r.code, unwaived_rules(&json(&r.stdout))),
         (1, vec!["private-key-in-render".to_string()]),
         "{}",
         r.stderr
@@ -507,7 +477,7 @@ fn the_policy_cannot_hide_its_own_weakening_and_what_it_cannot_read_fails_closed
     let pem = format!("-----BEGIN PRIVATE KEY----- {}", "Q".repeat(3000));
     w("echo.yaml", &format!("settings:\n  lockFile: \"/{pem}\"\n"));
     for format in ["json", "sarif", "human"] {
-        let r = run(
+        let r = run_cached(
             d.path(),
             &[
                 "check",

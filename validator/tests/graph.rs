@@ -11,15 +11,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+use support::run::{run, Run};
 use support::{copy_dir, path_with_tools, repo};
 
 const ENVIRONMENTS: &[&str] = &["default", "split-cluster", "customer-issuer", "customer-secret"];
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 /// One render cache for this file's runs, filled once with every environment of the
 /// repository's stack before any test reads it (tests run in parallel: without this each would
@@ -69,20 +64,15 @@ fn broken_stack() -> &'static Path {
 }
 
 fn graph(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(dir)
-        .arg("graph")
-        .args(args)
-        .env("PATH", path_with_tools())
-        .env("XDG_CACHE_HOME", cache())
-        .env("NVCF_VALIDATE_NOW", "2027-01-15T12:00:00Z")
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let mut all = vec!["graph"];
+    all.extend_from_slice(args);
+    let cache = cache().to_str().unwrap();
+    run(
+        dir,
+        &all,
+        &[("XDG_CACHE_HOME", cache), ("NVCF_VALIDATE_NOW", "2027-01-15T12:00:00Z")],
+        None,
+    )
 }
 
 /// The repository's stack (or a copy of it) for one environment, in a format.

@@ -7,12 +7,7 @@ mod support;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Command;
-
-struct Run {
-    code: i32,
-    report: Option<Value>,
-    stderr: String,
-}
+use support::run::{run, Run};
 
 fn check_text(name: &str, text: &[u8], env: &[(&str, &str)]) -> Run {
     let d = tempfile::tempdir().unwrap();
@@ -29,24 +24,17 @@ fn check_in(dir: &Path, name: &str, env: &[(&str, &str)]) -> Run {
         "version: 1\nsettings:\n  allowedImageRegistries: [registry.example.com]\n",
     )
     .unwrap();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.current_dir(dir)
-        .args(["check", "--manifests", name, "--format", "json", "--policy"])
-        .arg(&policy)
-        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        report: serde_json::from_slice(&out.stdout).ok(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let policy = policy.to_str().unwrap();
+    run(
+        dir,
+        &["check", "--manifests", name, "--format", "json", "--policy", policy],
+        env,
+        None,
+    )
 }
 
 fn rules(r: &Run) -> Vec<String> {
-    let Some(rep) = &r.report else { return Vec::new() };
+    let Some(rep) = r.report() else { return Vec::new() };
     rep["findings"]
         .as_array()
         .unwrap()
@@ -55,12 +43,13 @@ fn rules(r: &Run) -> Vec<String> {
         .collect()
 }
 
-fn finding<'a>(r: &'a Run, rule: &str) -> &'a Value {
-    r.report.as_ref().unwrap()["findings"]
+fn finding(r: &Run, rule: &str) -> Value {
+    r.json()["findings"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["rule"] == rule)
+        .cloned()
         .unwrap_or_else(|| panic!("no {rule} finding: {:?} {}", rules(r), r.stderr))
 }
 
@@ -77,7 +66,7 @@ fn content_on_the_document_marker_line_is_read() {
         format!("--- {POD}\n--- {}\n", POD.replace("name: p,", "name: q,")).as_bytes(),
         &[],
     );
-    assert_eq!(r.report.as_ref().unwrap()["summary"]["objects"], 2, "{}", r.stderr);
+    assert_eq!(r.json()["summary"]["objects"], 2, "{}", r.stderr);
 }
 
 #[test]
@@ -115,7 +104,7 @@ fn every_yaml_line_break_ends_a_line() {
         if br == "\r\n" {
             assert_eq!(r.code, 1, "{br:?}: {}", r.stderr);
             assert_eq!(finding(&r, "insecure-flag")["source"]["line"], 15, "{br:?}");
-            assert_eq!(r.report.as_ref().unwrap()["summary"]["objects"], 2, "{br:?}");
+            assert_eq!(r.json()["summary"]["objects"], 2, "{br:?}");
         } else {
             assert_eq!(r.code, 2, "{br:?}: {}", r.stderr);
             assert!(

@@ -7,39 +7,21 @@
 
 mod support;
 
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::{path_with_tools, tool};
-
-struct Run {
-    code: i32,
-    report: Option<Value>,
-    stderr: String,
-}
+use support::run::{run, Run};
+use support::tool;
 
 fn check(dir: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(dir)
-        .arg("check")
-        .args(args)
-        .args(["--no-cache", "--format", "json"])
-        .env("PATH", path_with_tools())
-        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
-        .env_remove("NVCF_HELM")
-        .env_remove("NVCF_HELMFILE")
-        .output()
-        .unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        report: serde_json::from_slice(&out.stdout).ok(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
+    let mut all = vec!["check"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--no-cache", "--format", "json"]);
+    run(dir, &all, &[], None)
 }
 
 /// (rule, object, line) of every finding.
 fn findings(r: &Run) -> Vec<(String, String, Option<u64>)> {
-    let Some(rep) = &r.report else { return Vec::new() };
+    let Some(rep) = r.report() else { return Vec::new() };
     let mut out: Vec<_> = rep["findings"]
         .as_array()
         .unwrap()
@@ -145,7 +127,8 @@ fn a_mirror_render_is_read_exactly_as_a_local_one() {
     let local = check(l.path(), &["--file", "helmfile.yaml", "--offline"]);
     assert_eq!(mirror.code, 1, "{}", mirror.stderr);
     assert_eq!(local.code, 1, "{}", local.stderr);
-    let up = &mirror.report.as_ref().unwrap()["environments"][0]["releases"][0];
+    let mirror_report = mirror.json();
+    let up = &mirror_report["environments"][0]["releases"][0];
     assert_eq!(up["rendered"], true, "{up}");
     assert!(
         findings(&mirror)
@@ -159,7 +142,7 @@ fn a_mirror_render_is_read_exactly_as_a_local_one() {
     // which the gate cannot open, so they are the rendered document's).
     let strip = |f: Vec<(String, String, Option<u64>)>| f.into_iter().map(|(r, o, _)| (r, o)).collect::<Vec<_>>();
     assert_eq!(strip(findings(&mirror)), strip(findings(&local)));
-    let objects = |r: &Run| r.report.as_ref().unwrap()["summary"]["objects"].clone();
+    let objects = |r: &Run| r.json()["summary"]["objects"].clone();
     assert_eq!(objects(&mirror), objects(&local));
     assert_eq!(objects(&mirror), 2, "the CRD and one Pod (no Blob)");
 
@@ -204,7 +187,7 @@ fn a_template_with_cr_line_ends_is_judged_at_its_line() {
     write(&d.path().join("validator-policy.yaml"), POLICY);
     let r = check(d.path(), &["--file", "helmfile.yaml", "--offline"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
-    let rep = r.report.as_ref().unwrap();
+    let rep = &r.json();
     let f = rep["findings"]
         .as_array()
         .unwrap()
@@ -265,7 +248,7 @@ fn render_errors_quote_no_key_and_are_capped() {
         );
         write(&d.path().join("validator-policy.yaml"), POLICY);
         let r = check(d.path(), &["--file", "helmfile.yaml", "--offline"]);
-        let report = r.report.as_ref().map(|v| v.to_string()).unwrap_or_default();
+        let report = r.report().map(|v| v.to_string()).unwrap_or_default();
         assert!(r.code == 2 || r.code == 1, "{}", r.stderr);
         assert!(
             r.stderr.contains("helmfile") || report.contains("render"),

@@ -7,18 +7,11 @@
 //! cmark-gfm) run over the same inputs in `ci/consumers/check`.
 
 mod support;
-use std::io::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use support::{copy_dir, path_with_tools, repo};
+use support::repo;
+use support::run::{copy_of, json, run, Run};
 
 const FORMATS: [&str; 6] = ["human", "json", "sarif", "junit", "github", "markdown"];
-
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
 
 fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Run {
     // An absent allow-list allows nothing: unless a test brings its own policy, the registry the
@@ -31,35 +24,8 @@ fn run_in(dir: &Path, args: &[&str], stdin: Option<&str>) -> Run {
         )
         .unwrap();
     }
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.current_dir(dir)
-        .args(args)
-        .env("PATH", path_with_tools())
-        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
-        .env("XDG_CACHE_HOME", dir.join(".cache"))
-        .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    if let Some(text) = stdin {
-        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    }
-    let out = child.wait_with_output().unwrap();
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-    }
-}
-
-fn json(s: &str) -> serde_json::Value {
-    serde_json::from_str(s).unwrap_or_else(|e| panic!("not JSON ({e}):\n{s}"))
-}
-
-fn stack_copy() -> tempfile::TempDir {
-    let d = tempfile::tempdir().unwrap();
-    copy_dir(&repo().join("validator/tests/cli/stack"), d.path());
-    d
+    let cache = dir.join(".cache");
+    run(dir, args, &[("XDG_CACHE_HOME", cache.to_str().unwrap())], stdin)
 }
 
 fn deployment(name: &str, image: &str) -> String {
@@ -80,7 +46,7 @@ fn schema_errors(report: &serde_json::Value, schema: &Path) -> Vec<String> {
 /// uploaded the previous run's results.
 #[test]
 fn exit_2_writes_a_report_in_every_format_over_a_stale_one() {
-    let d = stack_copy();
+    let d = copy_of("validator/tests/cli/stack");
     let cause = "environment `staging` is not declared";
     for format in FORMATS {
         let out = d.path().join(format!("report.{format}"));
@@ -268,7 +234,7 @@ fn sarif_locations_are_encoded_uris_relative_to_the_root() {
 /// findings on the policy file were absolute paths.
 #[test]
 fn sarif_waiver_findings_are_relative_too_and_fingerprints_are_stable() {
-    let d = stack_copy();
+    let d = copy_of("validator/tests/cli/stack");
     std::fs::write(
         d.path().join("validator-policy.yaml"),
         "version: 1\nwaivers:\n- rule: image-pinned\n  target: {release: apps/app}\n  reason: old exception\n  expires: 2026-10-01\n",
@@ -316,7 +282,7 @@ fn sarif_waiver_findings_are_relative_too_and_fingerprints_are_stable() {
 /// run that exits 1 showed failures="0"; counts were per rule.
 #[test]
 fn junit_failures_match_the_exit_code() {
-    let d = stack_copy();
+    let d = copy_of("validator/tests/cli/stack");
     std::fs::write(
         d.path().join("validator-policy.yaml"),
         "version: 1\nwaivers:\n- rule: image-pinned\n  target: {release: apps/app}\n  reason: old exception\n  expires: 2026-10-01\n",

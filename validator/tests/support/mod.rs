@@ -6,6 +6,7 @@
 
 pub mod openbao;
 pub mod probe;
+pub mod run;
 
 use std::path::{Path, PathBuf};
 

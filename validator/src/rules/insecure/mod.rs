@@ -419,6 +419,9 @@ fn is_openbao(r: &Release) -> bool {
 }
 
 #[cfg(test)]
+mod value_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::policy::Policy;

@@ -33,6 +33,9 @@ pub static RULES: &[Rule] = &[
 ];
 
 #[cfg(test)]
+mod key_tests;
+
+#[cfg(test)]
 mod tests {
     use crate::redact::{key_material, key_places};
 
