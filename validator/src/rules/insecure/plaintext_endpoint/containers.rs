@@ -41,7 +41,7 @@ pub(super) fn containers(
                     if let Some(v) = value.filter(|_| !dial::is_listen_name(&f.name)) {
                         let what = format!("{}`{}`", place_word(place), f.flag);
                         if !dialed.iter().any(|d| d == v) {
-                            out.extend(plaintext_dial(ctx, &servers, obj, (c, place), &who, &what, &f.flag, v));
+                            out.extend(plaintext_dial(ctx, servers, obj, (c, place), &who, &what, &f.flag, v));
                             dialed.push(v.to_string());
                         }
                     }
@@ -56,7 +56,7 @@ pub(super) fn containers(
                     } else {
                         format!("{}an argument", place_word(place))
                     };
-                    out.extend(plaintext_dial(ctx, &servers, obj, (c, place), &who, &what, w, w));
+                    out.extend(plaintext_dial(ctx, servers, obj, (c, place), &who, &what, w, w));
                     dialed.push(w.clone());
                 }
             }
@@ -93,7 +93,7 @@ pub(super) fn containers(
             } else if !dial::is_listen_name(&name) && !dialed.contains(&text) {
                 out.extend(plaintext_dial(
                     ctx,
-                    &servers,
+                    servers,
                     obj,
                     (c, ""),
                     &who,
