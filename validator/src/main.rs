@@ -36,6 +36,8 @@ enum Cmd {
     Fingerprint(commands::fingerprint::Args),
     /// Certificate commands.
     Cert(commands::cert::Args),
+    /// The operator's own CA for managed PKI: an offline root and the intermediate OpenBao imports.
+    Ca(commands::ca::Args),
     /// Live, fail-closed handshake checks against a deployed router.
     Probe(commands::probe::Args),
     /// Draw each environment's chain of trust and worker path with its findings.
@@ -123,6 +125,7 @@ fn main() {
         },
         Cmd::Fingerprint(a) => commands::fingerprint::run(a),
         Cmd::Cert(a) => commands::cert::run(a),
+        Cmd::Ca(a) => commands::ca::run(a),
         Cmd::Probe(a) => commands::probe::run(a),
         Cmd::Profile(a) => commands::profile::run(a),
         Cmd::Graph(a) => match fixed_now() {

@@ -739,7 +739,9 @@ fn base_values(chart: &str) -> String {
         "nvcf-pki" => format!(
             "router:\n  grpcDialAddress: https://grpc.workers.nvcf.example.com:443\n  quicDialAddress: quic.workers.nvcf.example.com:50072\ntrustBundle:\n  pem: |\n{indented}"
         ),
-        "openbao-issuer" => "pki:\n  role:\n    allowedDomains: [request-router.nvcf.svc, workers.nvcf.example.com]\n".into(),
+        "openbao-issuer" => format!(
+            "trustBundle:\n  pem: |\n{indented}pki:\n  role:\n    allowedDomains: [request-router.nvcf.svc, workers.nvcf.example.com]\n"
+        ),
         "gateway-routes" => "gateway:\n  className: nvcf\ntls:\n  issuerRef:\n    name: openbao\nlisteners:\n  invocation:\n    hostname: llm.invocation.nvcf.example.com\n  workerGrpc:\n    hostname: grpc.workers.nvcf.example.com\n".into(),
         other => panic!("unknown chart {other}"),
     }

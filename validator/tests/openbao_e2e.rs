@@ -1,10 +1,13 @@
-//! Real PKI end to end (issue #7): a real OpenBao dev server on loopback, provisioned with the
-//! script `charts/openbao-issuer` renders for the default environment (extracted from the
-//! rendered ConfigMap openbao-pki-provision, never a copy), a CSR for the names the rendered
-//! nvcf-pki Certificate asks for, signed through `<mount>/sign/<role>` with cert-manager's
-//! sign-only policy and cert-manager's request parameters, the issued chain checked with the
-//! validator's own pki code against the root published at `/v1/<root mount>/ca/pem`, the role's
-//! refusals, and the live probes (TLS and QUIC) with the OpenBao-issued identity.
+//! Real PKI end to end (issues #7 and #25): the operator's CA made by `nvcf-validate ca init`
+//! (docs/pki.md step 1), the default environment rendered with its root as `pki.trustBundleFile`
+//! (nothing else copied by hand), a fresh OpenBao dev server on loopback provisioned with the
+//! script `charts/openbao-issuer` renders (extracted from the rendered ConfigMap
+//! openbao-pki-provision, never a copy) and the bundle the Job mounts, a CSR for the names the
+//! rendered nvcf-pki Certificate asks for, signed through `<mount>/sign/<role>` with cert-manager's
+//! sign-only policy and request parameters, the issued chain verified with the workers' verifier
+//! against the bundle the stack renders (trust-bundle ConfigMap and worker profile), the role's
+//! refusals, the live probes (TLS and QUIC) with the OpenBao-issued identity, and the loud
+//! refusal when OpenBao's CA does not anchor in the published bundle.
 //!
 //! Needs `bao`, `helm` and `helmfile`: `<repo>/.tools/bin` (installed by ./ci/setup) or PATH.
 
@@ -141,10 +144,12 @@ impl Bao {
         .to_string()
     }
 
-    /// Run the rendered provision.sh with bash; returns its output.
-    fn provision(&self, script: &Path, token: &str, steady_state: bool) -> Output {
+    /// Run the rendered provision.sh with bash, with the Job's mounted files (the published
+    /// bundle, the operator's intermediate); returns its output.
+    fn provision(&self, r: &Rendered, script: &Path, token: &str, steady_state: bool) -> Output {
         let mut c = self.command(Path::new("bash"), token);
         c.arg(script).env("WAIT_SECONDS", "60");
+        r.provision_env(&mut c, self.home.path());
         if steady_state {
             c.env("PROVISION_STEADY_STATE", "1");
         }
@@ -197,7 +202,6 @@ fn openbao_pki_end_to_end() {
     let work = TempDir::new().unwrap();
     let script = work.path().join("provision.sh");
     std::fs::write(&script, &r.script).unwrap();
-    let root_mount = script_var(&r.script, "ROOT_MOUNT");
     let int_mount = script_var(&r.script, "INT_MOUNT");
     let role_name = script_var(&r.script, "ROLE_NAME");
     let sign_policy = script_var(&r.script, "SIGN_POLICY_NAME");
@@ -213,7 +217,7 @@ fn openbao_pki_end_to_end() {
     eprintln!("OpenBao: {}", version.trim());
 
     // 1. Provision (bootstrap run), then again: idempotent (same CAs, same role).
-    let first = bao.provision(&script, &bao.root_token, false);
+    let first = bao.provision(&r, &script, &bao.root_token, false);
     assert!(
         first.status.success(),
         "provision.sh (bootstrap) failed against {}:\n{}",
@@ -226,7 +230,7 @@ fn openbao_pki_end_to_end() {
         &bao.root_token,
         &["read", "-field=certificate", &format!("{int_mount}/cert/ca")],
     );
-    let second = bao.provision(&script, &bao.root_token, false);
+    let second = bao.provision(&r, &script, &bao.root_token, false);
     assert!(
         second.status.success(),
         "provision.sh second run failed:\n{}",
@@ -252,7 +256,7 @@ fn openbao_pki_end_to_end() {
 
     // Steady state without the root token: the provisioner's own narrow policy suffices...
     let prov_token = bao.token_with_policy(&prov_policy);
-    let steady = bao.provision(&script, &prov_token, true);
+    let steady = bao.provision(&r, &script, &prov_token, true);
     assert!(
         steady.status.success(),
         "steady-state run with policy {prov_policy} failed:\n{}",
@@ -295,15 +299,51 @@ fn openbao_pki_end_to_end() {
     assert_eq!(role["server_flag"], true);
     assert_eq!(role["client_flag"], false);
 
-    // 3. The published trust bundle: the public, unauthenticated root endpoint, and the root
-    //    the script prints.
-    let (status, root_pem) = http_get(&bao.addr, &format!("/v1/{root_mount}/ca/pem")).unwrap();
-    assert_eq!(status, 200, "GET /v1/{root_mount}/ca/pem");
-    let published = pki::fingerprint::bundle_fingerprint(root_pem.as_bytes()).expect("the published root is a bundle");
+    // 3. The published trust bundle is the one the stack rendered from the operator's root on the
+    //    first render (no copy from OpenBao): the trust-bundle ConfigMap, the worker profile and
+    //    the bundle the Job anchors to are the same, with one fingerprint, and OpenBao's public
+    //    chain endpoint and the root the script prints end in it.
+    let root_pem = r.trust_bundle.clone();
+    let published = pki::fingerprint::bundle_fingerprint(root_pem.as_bytes()).expect("the rendered bundle parses");
+    let operator_root = std::fs::read(&r.ca.root).unwrap();
+    assert_eq!(
+        published,
+        pki::fingerprint::bundle_fingerprint(&operator_root).unwrap(),
+        "the rendered bundle is the operator's root"
+    );
+    assert_eq!(r.trust_bundle_fingerprint, published, "nvcf-trust-bundle annotation");
+    assert_eq!(
+        r.profile_fingerprint, published,
+        "worker profile trustBundleFingerprint"
+    );
+    assert_eq!(
+        pki::fingerprint::bundle_fingerprint(r.profile_bundle.as_bytes()).unwrap(),
+        published,
+        "worker profile trustBundle"
+    );
+    assert_eq!(
+        pki::fingerprint::bundle_fingerprint(r.anchor.as_bytes()).unwrap(),
+        published,
+        "openbao-pki-trust-bundle"
+    );
     let printed = pki::fingerprint::bundle_fingerprint(&first.stdout).expect("provision.sh prints the root");
     assert_eq!(
         published, printed,
-        "provision.sh prints a different root than /v1/{root_mount}/ca/pem"
+        "provision.sh prints a root the bundle does not hold"
+    );
+    assert!(
+        String::from_utf8_lossy(&first.stderr).contains(&format!("anchors in the published trust bundle {published}")),
+        "{}",
+        out_text(&first)
+    );
+    let (status, chain) = http_get(&bao.addr, &format!("/v1/{int_mount}/ca_chain")).unwrap();
+    assert_eq!(status, 200, "GET /v1/{int_mount}/ca_chain");
+    let chain = pki::parse_bundle(chain.as_bytes()).expect("OpenBao serves its chain as PEM");
+    assert_eq!(chain.len(), 2, "intermediate + the operator's root");
+    assert_eq!(
+        pki::fingerprint::fingerprint_of_ders([chain[1].as_ref()]),
+        published,
+        "OpenBao's chain ends in the operator's root"
     );
     let bundle_file = write(work.path(), "trust-bundle.pem", &root_pem);
 
@@ -492,4 +532,80 @@ fn openbao_pki_end_to_end() {
         &probe("tls", &plain.addr.to_string(), &name, &bundle_file, &[]),
         "NotTls",
     );
+}
+
+/// Provisioning fails loudly when OpenBao's CA and the published bundle disagree: an intermediate
+/// from another root (the operator imported the wrong file, or published the wrong root) is
+/// refused with both fingerprints, and a bootstrap run with nothing to import never mints a root.
+#[test]
+fn provisioning_refuses_a_ca_the_published_bundle_does_not_hold() {
+    let r = render_default();
+    let work = TempDir::new().unwrap();
+    let script = work.path().join("provision.sh");
+    std::fs::write(&script, &r.script).unwrap();
+    let int_mount = script_var(&r.script, "INT_MOUNT");
+    let published = pki::fingerprint::bundle_fingerprint(r.anchor.as_bytes()).unwrap();
+
+    // Nothing to import: refused, naming the Secret key, and no CA appears in OpenBao.
+    let bao = Bao::start();
+    let mut c = bao.command(Path::new("bash"), &bao.root_token);
+    c.arg(&script).env("WAIT_SECONDS", "60");
+    r.provision_env(&mut c, bao.home.path());
+    c.env("CA_BUNDLE_FILE", work.path().join("absent.pem"));
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", out_text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("nvcf-validate ca init") && err.contains("intermediate.pem"),
+        "{err}"
+    );
+    let ca = bao.cli(
+        &bao.root_token,
+        &["read", "-field=certificate", &format!("{int_mount}/cert/ca")],
+    );
+    assert!(
+        !String::from_utf8_lossy(&ca.stdout).contains("BEGIN CERTIFICATE"),
+        "a CA appeared without an import"
+    );
+
+    // Another operator CA's intermediate: imported, then refused with both fingerprints.
+    let other = support::openbao::ca_init(&work.path().join("other"));
+    let other_root = pki::fingerprint::bundle_fingerprint(&std::fs::read(&other.root).unwrap()).unwrap();
+    assert_ne!(other_root, published);
+    let mut c = bao.command(Path::new("bash"), &bao.root_token);
+    c.arg(&script).env("WAIT_SECONDS", "60");
+    r.provision_env(&mut c, bao.home.path());
+    c.env("CA_BUNDLE_FILE", &other.intermediate);
+    // OpenBao links the intermediate to its own root only when it has that root: give it, as
+    // an operator who imported the other CA's whole chain would.
+    let chain_file = work.path().join("other-chain.pem");
+    std::fs::write(
+        &chain_file,
+        format!(
+            "{}{}",
+            std::fs::read_to_string(&other.intermediate).unwrap(),
+            std::fs::read_to_string(&other.root).unwrap()
+        ),
+    )
+    .unwrap();
+    c.env("CA_BUNDLE_FILE", &chain_file);
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", out_text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("CA MISMATCH"), "{err}");
+    assert!(err.contains(&published), "the published bundle's fingerprint:\n{err}");
+    assert!(err.contains(&other_root), "OpenBao's root fingerprint:\n{err}");
+    assert!(o.stdout.is_empty(), "no root printed as if all were well");
+
+    // The intermediate alone (its root unknown to OpenBao): the chain ends in the intermediate,
+    // which the bundle does not hold either.
+    let bao2 = Bao::start();
+    let mut c = bao2.command(Path::new("bash"), &bao2.root_token);
+    c.arg(&script).env("WAIT_SECONDS", "60");
+    r.provision_env(&mut c, bao2.home.path());
+    c.env("CA_BUNDLE_FILE", &other.intermediate);
+    let o = c.output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", out_text(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("CA MISMATCH") && err.contains(&published), "{err}");
 }

@@ -499,12 +499,10 @@ fn openbao_ha_raft_over_tls_survives_the_loss_of_its_leader() {
     let script = work.path().join("provision.sh");
     std::fs::write(&script, &r.script).unwrap();
     let leader = c.leader(&root).expect("a leader");
-    let prov = c
-        .cmd(Path::new("bash"), leader, &service_host, &root)
-        .arg(&script)
-        .env("WAIT_SECONDS", "60")
-        .output()
-        .expect("run provision.sh");
+    let mut prov = c.cmd(Path::new("bash"), leader, &service_host, &root);
+    prov.arg(&script).env("WAIT_SECONDS", "60");
+    r.provision_env(&mut prov, work.path());
+    let prov = prov.output().expect("run provision.sh");
     assert!(prov.status.success(), "provision.sh failed:\n{}", out_text(&prov));
     let root_pem = String::from_utf8_lossy(&prov.stdout).into_owned();
     let sign_policy = script_var(&r.script, "SIGN_POLICY_NAME");
@@ -742,6 +740,7 @@ fn openbao_upgrade_from_standalone_file_storage_keeps_the_pki() {
     let provision = |cl: &Cluster, token: &str, steady: bool| {
         let mut cmd = cl.cmd(Path::new("bash"), 0, "openbao.openbao.svc", token);
         cmd.arg(&script).env("WAIT_SECONDS", "60");
+        r.provision_env(&mut cmd, work.path());
         if steady {
             cmd.env("PROVISION_STEADY_STATE", "1");
         }

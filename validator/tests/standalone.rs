@@ -74,3 +74,81 @@ fn a_copied_binary_validates_a_copied_stack_without_tools_dir() {
         "{stderr}"
     );
 }
+
+fn check_with(dir: &Path, env: &[(&str, &Path)]) -> (i32, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
+    c.current_dir(dir)
+        .args(["check", "--file", "helmfile.yaml", "--offline", "--no-cache"])
+        .env("PATH", path_with_tools())
+        .env("XDG_CACHE_HOME", dir.join(".cache"))
+        .env_remove("NVCF_HELM")
+        .env_remove("NVCF_HELMFILE");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// An operator with Helm 4 and the pinned helmfile 0.166 but without the front: helmfile would
+/// die asking `helm version --client`; the gate says why and what to use, naming both versions.
+/// Through the front (the other test) the same pair renders.
+#[test]
+fn helm_4_without_the_front_is_refused_naming_both_versions() {
+    let stack = tempfile::tempdir().unwrap();
+    copy_stack(stack.path());
+    let helm = repo().join(".tools/libexec/helm");
+    let helmfile = repo().join(".tools/bin/helmfile");
+    let (code, err) = check_with(stack.path(), &[("NVCF_HELM", &helm), ("NVCF_HELMFILE", &helmfile)]);
+    assert_eq!(code, 2, "{err}");
+    for want in [
+        "helmfile 0.166.0",
+        "cannot drive helm 4.3.1",
+        "unknown flag: --client",
+        "helmfile 1.1 or newer",
+        "ci/helm-front",
+    ] {
+        assert!(err.contains(want), "missing `{want}` in:\n{err}");
+    }
+}
+
+/// A state helmfile 0.166 cannot read because it calls a template function 0.166 does not
+/// define: exit 2 naming the function, the helmfile found and the helmfile 1.x it may need.
+#[test]
+fn a_state_needing_a_newer_helmfile_names_both_versions() {
+    let stack = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(stack.path().join("charts/app/templates")).unwrap();
+    std::fs::write(
+        stack.path().join("charts/app/Chart.yaml"),
+        "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        stack.path().join("helmfile.yaml.gotmpl"),
+        "releases:\n  - name: app\n    namespace: apps\n    chart: ./charts/app\n    labels:\n      team: {{ notInHelmfile0 \"x\" }}\n",
+    )
+    .unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
+    let out = c
+        .current_dir(stack.path())
+        .args(["check", "--file", "helmfile.yaml.gotmpl", "--offline", "--no-cache"])
+        .env("PATH", path_with_tools())
+        .env("XDG_CACHE_HOME", stack.path().join(".cache"))
+        .env_remove("NVCF_HELM")
+        .env_remove("NVCF_HELMFILE")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for want in [
+        "template function `notInHelmfile0`",
+        "helmfile 0.166.0 does not define",
+        "needs helmfile 1.1 or newer",
+        "found helmfile 0.166.0",
+    ] {
+        assert!(err.contains(want), "missing `{want}` in:\n{err}");
+    }
+}

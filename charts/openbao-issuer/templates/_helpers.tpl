@@ -114,10 +114,11 @@ cannot enable mounts, generate or sign CAs, change auth configuration or its own
 {{- define "openbao-issuer.provisionerPolicy" -}}
 {{- $p := .Values.pki -}}
 {{- $k := .Values.pki.kubernetesAuth -}}
-{{- range list $p.rootMount $p.intermediateMount }}
+{{- with $p.intermediateMount }}
 path "sys/mounts/{{ . }}" { capabilities = ["read"] }
 path "sys/mounts/{{ . }}/tune" { capabilities = ["read", "update"] }
 path "{{ . }}/cert/ca" { capabilities = ["read"] }
+path "{{ . }}/cert/ca_chain" { capabilities = ["read"] }
 path "{{ . }}/config/urls" { capabilities = ["read", "update"] }
 {{- end }}
 path "{{ $p.intermediateMount }}/roles/{{ $p.role.name }}" {
@@ -157,6 +158,12 @@ path "auth/{{ $k.mount }}/role/{{ $k.role }}" {
 {{- if not (hasPrefix "https://" .Values.openbao.address) -}}
 {{- fail (printf "openbao-issuer: openbao.address must be https:// (OpenBao runs with TLS; a plaintext Vault issuer leaks tokens and certificates); got %q" .Values.openbao.address) -}}
 {{- end -}}
+{{- if not (regexFindAll (include "openbao-issuer.certBlockRegex" .) .Values.trustBundle.pem -1) -}}
+{{- fail "openbao-issuer: trustBundle.pem holds no CERTIFICATE block; set it to the published trust bundle (the environment's pki.trustBundleFile, the root that signed the intermediate OpenBao imports; docs/pki.md)" -}}
+{{- end -}}
+{{- if contains "PRIVATE KEY" .Values.trustBundle.pem -}}
+{{- fail "openbao-issuer: trustBundle.pem holds a private key; it must be the public root certificate(s) only" -}}
+{{- end -}}
 {{- if not .Values.pki.role.allowedDomains -}}
 {{- fail "openbao-issuer: pki.role.allowedDomains is empty; set it to the router's domains (e.g. request-router.nvcf.svc, request-router-headless.nvcf.svc.cluster.local, workers.<domain>)" -}}
 {{- end -}}
@@ -171,4 +178,30 @@ path "auth/{{ $k.mount }}/role/{{ $k.role }}" {
 {{- if and (eq .Values.pki.role.keyType "rsa") (lt (int .Values.pki.role.keyBits) 2048) -}}
 {{- fail (printf "openbao-issuer: pki.role.keyBits=%v does not fit keyType=rsa; set pki.role.keyBits to 2048, 3072 or 4096" .Values.pki.role.keyBits) -}}
 {{- end -}}
+{{- end -}}
+
+{{/* A PEM CERTIFICATE block (base64 body only). */}}
+{{- define "openbao-issuer.certBlockRegex" -}}
+-----BEGIN CERTIFICATE-----[A-Za-z0-9+/=\s]+-----END CERTIFICATE-----
+{{- end -}}
+
+{{/* The published trust bundle (trustBundle.pem) as clean PEM: only its CERTIFICATE blocks. */}}
+{{- define "openbao-issuer.trustBundle.pem" -}}
+{{- $out := list -}}
+{{- range regexFindAll (include "openbao-issuer.certBlockRegex" .) .Values.trustBundle.pem -1 -}}
+{{- $out = append $out (printf "%s\n" (trim .)) -}}
+{{- end -}}
+{{- join "" $out -}}
+{{- end -}}
+
+{{/* nvcf-trust-bundle-v1 fingerprint of trustBundle.pem (facts.md), computed as nvcf-pki does. */}}
+{{- define "openbao-issuer.trustBundleFingerprint" -}}
+{{- $hashes := list -}}
+{{- range regexFindAll (include "openbao-issuer.certBlockRegex" .) .Values.trustBundle.pem -1 -}}
+{{- $body := regexReplaceAll "-----(BEGIN|END) CERTIFICATE-----|\\s" . "" -}}
+{{- $hashes = append $hashes (sha256sum (b64dec $body)) -}}
+{{- end -}}
+{{- $hashes = $hashes | uniq | sortAlpha -}}
+{{- $text := printf "nvcf-trust-bundle-v1\n%s\n" (join "\n" $hashes) -}}
+{{- printf "sha256:%s" (sha256sum $text) -}}
 {{- end -}}

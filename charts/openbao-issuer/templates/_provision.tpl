@@ -12,9 +12,14 @@ Kubernetes API. Every parameter below is rendered from the chart's values.
 # Runs as the openbao-pki-provision Job, and by hand or in tests:
 #   BAO_ADDR=https://... [BAO_CACERT=ca.pem] [BAO_TOKEN=...] sh provision.sh
 #
-# Bootstrap run (BAO_TOKEN set, e.g. from the one-time Secret {{ .Values.provisioner.bootstrapTokenSecret }}):
-#   enables the mounts, generates root + intermediate, enables Kubernetes auth and writes the
-#   provisioner's own narrow policy and auth role, then everything below.
+# Bootstrap run (BAO_TOKEN set, from the one-time Secret {{ .Values.provisioner.bootstrapTokenSecret }}):
+#   enables the intermediate mount, imports the operator's intermediate CA (key intermediate.pem of
+#   that Secret, made by `nvcf-validate ca init`; OpenBao never generates a root) and the published
+#   roots, enables Kubernetes auth and writes the provisioner's own narrow policy and auth role,
+#   then everything below.
+# Every run ends by checking that OpenBao's CA chain anchors in the published trust bundle
+#   (TRUST_BUNDLE_FILE, whose nvcf-trust-bundle-v1 fingerprint is rendered below) and fails,
+#   naming both fingerprints, when it does not: workers would refuse every certificate.
 # Steady-state run (no BAO_TOKEN): logs in through Kubernetes auth as the Job's ServiceAccount
 #   and only re-applies mount TTLs, URLs, the signing role, cert-manager's sign-only policy and
 #   auth role. It cannot create mounts or CAs and cannot change its own policy.
@@ -22,12 +27,10 @@ Kubernetes API. Every parameter below is rendered from the chart's values.
 # Running it again changes nothing that is already in place.
 set -eu
 
-ROOT_MOUNT={{ include "openbao-issuer.shq" $p.rootMount }}
 INT_MOUNT={{ include "openbao-issuer.shq" $p.intermediateMount }}
-ROOT_CN={{ include "openbao-issuer.shq" $p.rootCommonName }}
-INT_CN={{ include "openbao-issuer.shq" $p.intermediateCommonName }}
-ROOT_TTL={{ include "openbao-issuer.shq" $p.rootTtl }}
 INT_TTL={{ include "openbao-issuer.shq" $p.intermediateTtl }}
+# nvcf-trust-bundle-v1 fingerprint of the published trust bundle (the same PEM as nvcf-pki's).
+TRUST_BUNDLE_FINGERPRINT={{ include "openbao-issuer.shq" (include "openbao-issuer.trustBundleFingerprint" .) }}
 PUBLIC_ADDR={{ include "openbao-issuer.shq" (trimSuffix "/" .Values.openbao.address) }}
 ROLE_NAME={{ include "openbao-issuer.shq" $p.role.name }}
 # Identical to role.json in the ConfigMap openbao-pki-role (same template helper).
@@ -49,11 +52,16 @@ PROV_POLICY={{ include "openbao-issuer.shq" (include "openbao-issuer.provisioner
 SA_TOKEN_FILE="${SA_TOKEN_FILE:-/var/run/secrets/openbao/token}"
 KUBERNETES_CA_FILE="${KUBERNETES_CA_FILE:-/var/run/secrets/kubernetes-ca/ca.crt}"
 WAIT_SECONDS="${WAIT_SECONDS:-{{ .Values.provisioner.waitSeconds }}}"
+TRUST_BUNDLE_FILE="${TRUST_BUNDLE_FILE:-/var/run/nvcf-trust-bundle/ca.crt}"
+CA_BUNDLE_FILE="${CA_BUNDLE_FILE:-/var/run/openbao-pki-bootstrap/intermediate.pem}"
 
 log() { printf 'openbao-pki-provision: %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 command -v bao >/dev/null 2>&1 || die "the bao CLI is not on PATH"
+for t in awk base64 sha256sum sort; do
+  command -v "$t" >/dev/null 2>&1 || die "$t is not on PATH (the anchor check needs it)"
+done
 [ -n "${BAO_ADDR:-}" ] || die "set BAO_ADDR to the OpenBao address (https://...)"
 case "$BAO_ADDR" in
   https://*) ;;
@@ -105,40 +113,49 @@ ensure_pki_mount() { # mount description max_ttl
   bao secrets tune -max-lease-ttl="$3" "$1/" >/dev/null
 }
 
-# 3. Mounts (mount max TTLs tuned: the 768h default would silently cap certificates).
-ensure_pki_mount "$ROOT_MOUNT" "NVCF root CA" "$ROOT_TTL"
+# SHA-256 (hex) of the DER of each certificate of a PEM file, one per line, in file order.
+der_hashes() {
+  awk -v d="$tmp/der" '
+    /-----BEGIN CERTIFICATE-----/ { n++; f = d "." n; printf "" > f; inside = 1; next }
+    /-----END CERTIFICATE-----/ { if (inside) { close(f); print f }; inside = 0; next }
+    inside { print > f }' "$1" |
+  while read -r f; do base64 -d < "$f" | sha256sum | cut -d' ' -f1; done
+}
+# nvcf-trust-bundle-v1 of the hashes on stdin (facts.md): sorted, de-duplicated, one per line.
+fingerprint() { { echo nvcf-trust-bundle-v1; sort -u; } | sha256sum | sed 's/ .*//; s/^/sha256:/'; }
+
+# 3. The published trust bundle this run anchors to: the rendered file, unchanged.
+[ -r "$TRUST_BUNDLE_FILE" ] || die "the published trust bundle $TRUST_BUNDLE_FILE is not readable"
+der_hashes "$TRUST_BUNDLE_FILE" > "$tmp/bundle.hashes"
+[ -s "$tmp/bundle.hashes" ] || die "the published trust bundle $TRUST_BUNDLE_FILE holds no certificate"
+bundle_fp=$(fingerprint < "$tmp/bundle.hashes")
+[ "$bundle_fp" = "$TRUST_BUNDLE_FINGERPRINT" ] \
+  || die "$TRUST_BUNDLE_FILE has fingerprint $bundle_fp, but the chart rendered $TRUST_BUNDLE_FINGERPRINT"
+
+# 4. The intermediate mount (max TTL tuned: the 768h default would silently cap certificates),
+#    and its issuing-certificate and CRL URLs (the public, unauthenticated CA endpoints).
 ensure_pki_mount "$INT_MOUNT" "NVCF intermediate CA (router certificates)" "$INT_TTL"
+bao write "$INT_MOUNT/config/urls" issuing_certificates="$PUBLIC_ADDR/v1/$INT_MOUNT/ca" \
+  crl_distribution_points="$PUBLIC_ADDR/v1/$INT_MOUNT/crl" >/dev/null
 
-# 4. Issuing-certificate and CRL URLs (the public, unauthenticated CA endpoints), before the
-#    CAs are generated so their certificates carry them.
-for m in "$ROOT_MOUNT" "$INT_MOUNT"; do
-  bao write "$m/config/urls" issuing_certificates="$PUBLIC_ADDR/v1/$m/ca" \
-    crl_distribution_points="$PUBLIC_ADDR/v1/$m/crl" >/dev/null
-done
-
-# 5. Root CA.
-if has_ca "$ROOT_MOUNT"; then
-  log "root CA in $ROOT_MOUNT/ exists"
-elif [ "$BOOTSTRAP" = true ]; then
-  bao write "$ROOT_MOUNT/root/generate/internal" common_name="$ROOT_CN" \
-    key_type=ec key_bits=384 ttl="$ROOT_TTL" issuer_name=root >/dev/null
-  log "generated the root CA in $ROOT_MOUNT/"
-else
-  die "no root CA in $ROOT_MOUNT/; do the bootstrap run first (docs/stack.md)"
-fi
-
-# 6. Intermediate CA: CSR in the intermediate mount, signed by the root, set-signed.
+# 5. The intermediate CA: the operator's (certificate and key), imported once. The root that
+#    signed it stays offline with the operator and is what the trust bundle publishes.
 if has_ca "$INT_MOUNT"; then
   log "intermediate CA in $INT_MOUNT/ exists"
+elif [ "$BOOTSTRAP" = true ] && [ -r "$CA_BUNDLE_FILE" ]; then
+  bao write "$INT_MOUNT/config/ca" pem_bundle=@"$CA_BUNDLE_FILE" >/dev/null
+  log "imported the intermediate CA from $CA_BUNDLE_FILE into $INT_MOUNT/"
 elif [ "$BOOTSTRAP" = true ]; then
-  bao write -field=csr "$INT_MOUNT/intermediate/generate/internal" common_name="$INT_CN" \
-    key_type=ec key_bits=256 > "$tmp/intermediate.csr"
-  bao write -field=certificate "$ROOT_MOUNT/root/sign-intermediate" csr=@"$tmp/intermediate.csr" \
-    format=pem_bundle ttl="$INT_TTL" > "$tmp/intermediate.pem"
-  bao write "$INT_MOUNT/intermediate/set-signed" certificate=@"$tmp/intermediate.pem" >/dev/null
-  log "generated the intermediate CA in $INT_MOUNT/, signed by $ROOT_MOUNT/"
+  die "no intermediate CA in $INT_MOUNT/ and none to import at $CA_BUNDLE_FILE: create one with \`nvcf-validate ca init\` and add its intermediate.pem to the Secret {{ .Values.provisioner.bootstrapTokenSecret }} (docs/pki.md)"
 else
-  die "no intermediate CA in $INT_MOUNT/; do the bootstrap run first (docs/stack.md)"
+  die "no intermediate CA in $INT_MOUNT/; do the bootstrap run first (docs/pki.md)"
+fi
+
+# 6. The published roots as certificate-only issuers of the mount, so OpenBao links the
+#    intermediate to its root and serves the whole chain (bootstrap and rotations only).
+if [ "$BOOTSTRAP" = true ]; then
+  bao write "$INT_MOUNT/issuers/import/cert" pem_bundle=@"$TRUST_BUNDLE_FILE" >/dev/null
+  log "published roots imported as issuers of $INT_MOUNT/"
 fi
 
 # 7. The signing role, limited to the router's domains.
@@ -177,8 +194,21 @@ bao write "auth/$AUTH_MOUNT/role/$CM_ROLE" bound_service_account_names="$CM_SA" 
   token_policies="$SIGN_POLICY_NAME" token_ttl="$CM_TOKEN_TTL" token_max_ttl="$CM_TOKEN_TTL" >/dev/null
 log "auth role $CM_ROLE bound to $CM_NAMESPACE/$CM_SA (audience $CM_AUDIENCE)"
 
-# 11. The public root for the worker trust bundle (nvcf-pki trustBundle.pem, docs/stack.md).
-log "provisioning complete; the root CA to publish as the trust bundle:"
-bao read -field=certificate "$ROOT_MOUNT/cert/ca"
-echo
+# 11. OpenBao's CA must anchor in the published trust bundle, or every certificate it signs is
+#     refused by workers (UnknownIssuer). The chain OpenBao serves (the default issuer up to its
+#     root) must end in a certificate the bundle holds.
+bao read -field=certificate "$INT_MOUNT/cert/ca_chain" > "$tmp/chain.pem" 2>"$tmp/chain.err" \
+  || die "cannot read $INT_MOUNT/cert/ca_chain: $(tr '\n' ' ' < "$tmp/chain.err")"
+der_hashes "$tmp/chain.pem" > "$tmp/chain.hashes"
+top=$(tail -n 1 "$tmp/chain.hashes")
+[ -n "$top" ] || die "OpenBao serves no CA chain in $INT_MOUNT/"
+openbao_fp=$(printf '%s\n' "$top" | fingerprint)
+if ! grep -qx "$top" "$tmp/bundle.hashes"; then
+  die "CA MISMATCH: OpenBao's CA chain in $INT_MOUNT/ ends in a certificate (fingerprint $openbao_fp as a one-certificate bundle) that the published trust bundle ($TRUST_BUNDLE_FINGERPRINT, $TRUST_BUNDLE_FILE) does not hold; workers would refuse every certificate OpenBao signs (UnknownIssuer). Import an intermediate signed by the published root, or publish the root that signed OpenBao's intermediate as pki.trustBundleFile and apply (docs/pki.md)"
+fi
+log "OpenBao's CA chain ($(wc -l < "$tmp/chain.hashes") certificate(s)) anchors in the published trust bundle $TRUST_BUNDLE_FINGERPRINT"
+
+# 12. The root that anchors OpenBao's chain (one of the published bundle's certificates).
+log "provisioning complete; the root CA anchoring OpenBao's chain:"
+awk '/-----BEGIN CERTIFICATE-----/ { buf = "" } { buf = buf $0 "\n" } END { printf "%s", buf }' "$tmp/chain.pem"
 {{- end -}}

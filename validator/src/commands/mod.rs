@@ -2,6 +2,7 @@
 //! Each exposes a clap `Args` type and `run(&Args) -> i32` (the process exit code: 0 ok,
 //! 1 refused, 2 could not validate).
 
+pub mod ca;
 pub mod cert;
 pub mod fingerprint;
 pub mod graph;

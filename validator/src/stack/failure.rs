@@ -233,7 +233,16 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
              set {var} (any placeholder value will do for a check) and run again"
         )
     } else if let Some(m) = unknown_field(&text) {
-        format!("{file}: {m}")
+        format!("{file}: {m}{}", newer_helmfile())
+    } else if let Some(func) = undefined_function(&text) {
+        let v = found_helmfile()
+            .map(|v| v.to_string())
+            .unwrap_or_else(|| "found".into());
+        format!(
+            "{file}: the state calls the template function `{func}`, which helmfile {v} does not define: a typo, or a \
+             function of a newer helmfile{}",
+            newer_helmfile()
+        )
     } else if text.contains("nvcf-validate --offline: `git") {
         format!(
             "{file}: the state loads a remote helmfile (`git::…` in `helmfiles:`), which cannot be fetched --offline \
@@ -449,6 +458,31 @@ fn unknown_field(text: &str) -> Option<String> {
         "helmfile 0.166 does not accept `{}` in {block}{place} ({ty}) and refuses the whole state; remove it: {instead}",
         crate::redact::cap(field, 80)
     ))
+}
+
+/// The helmfile version of this run, when the tools were located (`tools::versions`).
+fn found_helmfile() -> Option<crate::tools::versions::Version> {
+    crate::tools::versions::found().and_then(|f| f.helmfile)
+}
+
+/// With a helmfile 0.x: what a state written for helmfile 1.x needs, naming both versions.
+fn newer_helmfile() -> String {
+    match found_helmfile() {
+        Some(v) if v.major == 0 => format!(
+            "; if the state is written for helmfile 1.x, it needs helmfile 1.1 or newer, and this run found helmfile \
+             {v}: install a newer helmfile (github.com/helmfile/helmfile/releases) first on PATH or point \
+             $NVCF_HELMFILE at it"
+        ),
+        _ => String::new(),
+    }
+}
+
+/// helmfile's words for a template function it does not know: `function "X" not defined`.
+fn undefined_function(text: &str) -> Option<String> {
+    let at = text.find("function \"")?;
+    let rest = &text[at + "function \"".len()..];
+    let (name, after) = rest.split_once('"')?;
+    (after.starts_with(" not defined") && !name.is_empty() && name.len() <= 80).then(|| name.to_string())
 }
 
 /// Failures the sealed tools explain themselves (`crate::tools`): a remote file helmfile

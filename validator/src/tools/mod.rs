@@ -14,6 +14,7 @@ pub mod paths;
 pub mod remote;
 pub mod sandbox;
 pub mod seal;
+pub mod versions;
 
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -88,6 +89,15 @@ impl Tools {
         c
     }
 
+    /// A command for another program of the run (`helmfile --version`), with the run's environment
+    /// and, sealed, its confinement.
+    pub fn tool_command(&self, program: &Path) -> Command {
+        let mut c = Command::new(program);
+        c.envs(self.env.iter().map(|(k, v)| (k, v)));
+        self.confine(&mut c, &[]);
+        c
+    }
+
     /// Sealed: Landlock for `c` (writes only to `writable` and `extra`, no TCP).
     fn confine(&self, c: &mut Command, extra: &[&Path]) {
         let Some(w) = &self.writable else { return };
@@ -143,7 +153,9 @@ impl Lazy {
     pub fn get(&self) -> Result<Tools> {
         self.cell
             .get_or_init(|| {
-                let located = Tools::locate(&self.root).and_then(|t| match &self.front_dir {
+                // Can this helmfile drive this helm (Helm 4 with helmfile 0.x)? See `versions`.
+                let located = Tools::locate(&self.root).and_then(|t| versions::check(&t).map(|_| t));
+                let located = located.and_then(|t| match &self.front_dir {
                     Some(d) => {
                         let m = self.mirror.as_deref().map(paths::absolute);
                         mirror::front(&t, m.as_deref(), self.sealed.is_some(), d.path())

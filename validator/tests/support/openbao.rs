@@ -5,7 +5,9 @@
 use super::{repo, tool};
 use rcgen::{CertificateParams, DistinguishedName, ExtendedKeyUsagePurpose, KeyPair, SanType};
 use serde_json::Value;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 // ------------------------------------------------------------------ tools and the repository
 
@@ -30,18 +32,88 @@ pub struct Rendered {
     pub certificates: Vec<Value>,
     /// Every object the selected releases render.
     pub objects: Vec<Value>,
+    /// `ca.crt` of `nvcf/nvcf-trust-bundle`: the bundle workers receive.
+    pub trust_bundle: String,
+    /// Its `nvcf.io/trust-bundle-fingerprint` annotation.
+    pub trust_bundle_fingerprint: String,
+    /// `trustBundle` and `trustBundleFingerprint` of the worker profile (`nvcf-worker-profile`).
+    pub profile_bundle: String,
+    pub profile_fingerprint: String,
+    /// `ca.crt` of `openbao/openbao-pki-trust-bundle`: what provisioning anchors OpenBao's CA to.
+    pub anchor: String,
+    /// The operator's CA the environment was rendered with (its root is `pki.trustBundleFile`).
+    pub ca: TestCa,
+}
+
+/// The operator's CA of docs/pki.md step 1, made by the real `nvcf-validate ca init`.
+#[derive(Clone, Debug)]
+pub struct TestCa {
+    pub dir: PathBuf,
+    /// Public root (the environment's `pki.trustBundleFile`).
+    pub root: PathBuf,
+    pub root_key: PathBuf,
+    /// Intermediate certificate and key: the one-time import into OpenBao.
+    pub intermediate: PathBuf,
+}
+
+pub fn ca_init(dir: &Path) -> TestCa {
+    let o = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .args(["ca", "init", "--out"])
+        .arg(dir)
+        .output()
+        .expect("run nvcf-validate ca init");
+    assert!(o.status.success(), "nvcf-validate ca init failed:\n{}", out_text(&o));
+    TestCa {
+        dir: dir.to_path_buf(),
+        root: dir.join("root.pem"),
+        root_key: dir.join("root.key"),
+        intermediate: dir.join("intermediate.pem"),
+    }
+}
+
+/// One operator CA per test process (its directory lives as long as the process).
+pub fn process_ca() -> &'static TestCa {
+    static CA: OnceLock<TestCa> = OnceLock::new();
+    CA.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("nvcf-test-ca-")
+            .tempdir()
+            .expect("temp dir")
+            .keep();
+        ca_init(&dir.join("ca"))
+    })
+}
+
+impl Rendered {
+    /// Write the anchor bundle the Job mounts to `dir` and point the rendered script at it and at
+    /// the CA's intermediate (the Job's TRUST_BUNDLE_FILE and CA_BUNDLE_FILE).
+    pub fn provision_env(&self, c: &mut Command, dir: &Path) {
+        let anchor = dir.join("openbao-pki-trust-bundle.pem");
+        std::fs::write(&anchor, &self.anchor).unwrap();
+        c.env("TRUST_BUNDLE_FILE", &anchor)
+            .env("CA_BUNDLE_FILE", &self.ca.intermediate);
+    }
 }
 
 pub fn render_default() -> Rendered {
     render_pki("default")
 }
 
-/// The openbao-issuer and nvcf-pki releases of environment `env`, rendered with the pinned tools.
+/// The openbao-issuer and nvcf-pki releases of environment `env`, rendered with the pinned tools
+/// and the process's operator CA as the published root.
 pub fn render_pki(env: &str) -> Rendered {
+    render_pki_with(env, process_ca())
+}
+
+/// As `render_pki`, with `ca`'s root as `pki.trustBundleFile` (and no example material).
+pub fn render_pki_with(env: &str, ca: &TestCa) -> Rendered {
     let out = Command::new(tool("helmfile"))
         .current_dir(repo())
         .args(["--file", "helmfile.yaml", "--environment", env, "--helm-binary"])
         .arg(tool("helm"))
+        .arg("--state-values-set")
+        .arg(format!("pki.trustBundleFile={}", ca.root.display()))
+        .args(["--state-values-set", "pki.allowExampleMaterial=false"])
         .args([
             "--no-color",
             "--selector",
@@ -95,12 +167,26 @@ pub fn render_pki(env: &str) -> Rendered {
         !certificates.is_empty(),
         "no rendered Certificate is issued by ClusterIssuer {issuer}"
     );
+    let bundle_cm = find_cm("nvcf-trust-bundle");
+    let profile_cm = find_cm("nvcf-worker-profile");
+    let anchor_cm = find_cm("openbao-pki-trust-bundle");
+    let profile: Value =
+        nvcf_validate::yaml::value(profile_cm["data"]["profile.yaml"].as_str().unwrap()).expect("profile.yaml parses");
     Rendered {
         script,
         role_json,
         sign_path,
         certificates,
         objects: docs.into_iter().map(|d| d.value).collect(),
+        trust_bundle: bundle_cm["data"]["ca.crt"].as_str().unwrap().to_string(),
+        trust_bundle_fingerprint: bundle_cm["metadata"]["annotations"]["nvcf.io/trust-bundle-fingerprint"]
+            .as_str()
+            .unwrap()
+            .to_string(),
+        profile_bundle: profile["trustBundle"].as_str().unwrap().to_string(),
+        profile_fingerprint: profile["trustBundleFingerprint"].as_str().unwrap().to_string(),
+        anchor: anchor_cm["data"]["ca.crt"].as_str().unwrap().to_string(),
+        ca: ca.clone(),
     }
 }
 

@@ -1,0 +1,131 @@
+//! Which helm and helmfile were found, and whether that pair can work (issue #28).
+//!
+//! helmfile 0.x asks helm `version --client --short` before every run and refuses any major but 3;
+//! Helm 4 removed `--client` and refuses that call ("unknown flag: --client"). So helmfile 0.x
+//! drives Helm 4 only through a front that answers that one call (`ci/helm-front`, which
+//! `ci/setup` installs before the pinned Helm 4); helmfile 1.x drives Helm 4 itself. The pair is
+//! checked once per run when the tools are first located, by making helmfile 0.x's own call (the
+//! real helm is the oracle, not a version table): a refusal is exit 2 naming both versions and the
+//! ways out. The versions found are kept for messages (`found`): a state helmfile 0.x cannot read
+//! but 1.x may (`stack::failure`) names them.
+
+use super::Tools;
+use anyhow::{bail, Result};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// `major.minor.patch` of a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Version {
+    pub major: u64,
+    pub minor: u64,
+    pub patch: u64,
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
+}
+
+/// The versions of one run's tools (`None`: the tool did not say, in a form we read).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Found {
+    pub helm: Option<Version>,
+    pub helmfile: Option<Version>,
+}
+
+static FOUND: OnceLock<Found> = OnceLock::new();
+
+/// The versions located in this run, once the tools were located.
+pub fn found() -> Option<Found> {
+    FOUND.get().copied()
+}
+
+/// The first word of `text` that reads as a version: `v4.3.1+gc0d08d0`, `0.166.0`, `v1.1.8`
+/// (pre-release and build suffixes ignored). Words are bounded; nothing grows with the input.
+pub fn parse(text: &str) -> Option<Version> {
+    text.split_whitespace().take(16).find_map(|w| {
+        let w = w.trim_matches(|c: char| c == '"' || c == ',' || c == '{' || c == '}');
+        let w = w.strip_prefix('v').unwrap_or(w);
+        let core = w.split(['+', '-']).next()?;
+        let mut it = core.split('.');
+        let v = Version {
+            major: it.next()?.parse().ok()?,
+            minor: it.next()?.parse().ok()?,
+            patch: it.next()?.parse().ok()?,
+        };
+        it.next().is_none().then_some(v)
+    })
+}
+
+fn ask(mut c: Command) -> (bool, String) {
+    match c.output() {
+        Ok(o) => (
+            o.status.success(),
+            crate::redact::cap(
+                &String::from_utf8_lossy(if o.status.success() { &o.stdout } else { &o.stderr }),
+                300,
+            ),
+        ),
+        Err(e) => (false, e.to_string()),
+    }
+}
+
+/// Read both versions and refuse a pair that cannot work, naming both and the fix.
+pub fn check(tools: &Tools) -> Result<Found> {
+    let mut hf = tools.tool_command(&tools.helmfile);
+    hf.arg("--version");
+    let helmfile = parse(&ask(hf).1);
+    let mut h = tools.helm();
+    h.args(["version", "--short"]);
+    let helm = parse(&ask(h).1);
+    let found = Found { helm, helmfile };
+    if let (Some(hf), Some(h)) = (helmfile, helm) {
+        if hf.major == 0 && h.major >= 4 {
+            // helmfile 0.x's own call, and what it accepts: a Helm 3 version.
+            let mut c = tools.helm();
+            c.args(["version", "--client", "--short"]);
+            let (ok, said) = ask(c);
+            if !ok || parse(&said).is_none_or(|v| v.major != 3) {
+                bail!(
+                    "cannot render: helmfile {hf} ({}) cannot drive helm {h} ({}): helmfile 0.x runs `helm version \
+                     --client --short` before every command, and Helm 4 refuses it ({}). Use helmfile 1.1 or newer \
+                     with Helm 4, or a Helm 3 with helmfile {hf}, or put this repository's .tools/bin first on PATH \
+                     (./ci/setup installs helmfile {hf} with Helm 4 behind ci/helm-front, which answers that call)",
+                    tools.helmfile.display(),
+                    tools.helm.display(),
+                    said.lines()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("no answer")
+                        .trim()
+                );
+            }
+        }
+    }
+    let _ = FOUND.set(found);
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_read_as_helm_and_helmfile_print_them() {
+        let v = |a, b, c| {
+            Some(Version {
+                major: a,
+                minor: b,
+                patch: c,
+            })
+        };
+        assert_eq!(parse("v4.3.1+gc0d08d0\n"), v(4, 3, 1));
+        assert_eq!(parse("v3.99.0+helm-4.3.1-gc0d08d0"), v(3, 99, 0));
+        assert_eq!(parse("helmfile version 0.166.0\n"), v(0, 166, 0));
+        assert_eq!(parse("helmfile version v1.1.8"), v(1, 1, 8));
+        assert_eq!(parse("Error: unknown flag: --client"), None);
+        assert_eq!(parse("1.2"), None);
+        assert_eq!(parse(&"x ".repeat(100_000)), None);
+    }
+}
