@@ -44,6 +44,8 @@ enum Cmd {
     Graph(commands::graph::Args),
     /// Write an environment's ControlPlaneProfile (nvcf-cli's worker hand-off).
     Profile(commands::profile::Args),
+    /// Print the kubectl waits that say an applied environment is ready (issuers, Certificates, router).
+    Readiness(commands::readiness::Args),
 }
 
 #[derive(clap::Args)]
@@ -128,6 +130,7 @@ fn main() {
         Cmd::Ca(a) => commands::ca::run(a),
         Cmd::Probe(a) => commands::probe::run(a),
         Cmd::Profile(a) => commands::profile::run(a),
+        Cmd::Readiness(a) => commands::readiness::run(a),
         Cmd::Graph(a) => match fixed_now() {
             Ok(now) => commands::graph::run(a, now),
             Err(e) => {

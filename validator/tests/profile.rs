@@ -56,12 +56,22 @@ fn stack() -> tempfile::TempDir {
 fn use_real_root(dir: &Path, ca: &Root) {
     std::fs::create_dir_all(dir.join("pki")).unwrap();
     std::fs::write(dir.join("pki/root.pem"), &ca.pem).unwrap();
-    for f in ["base.yaml", "customer-issuer.yaml", "customer-secret.yaml"] {
+    for f in [
+        "base.yaml",
+        "default.yaml",
+        "split-cluster.yaml",
+        "customer-issuer.yaml",
+        "customer-secret.yaml",
+    ] {
         let p = dir.join("values").join(f);
         let text = std::fs::read_to_string(&p).unwrap();
         let mut out = String::new();
         for line in text.lines() {
-            if line.trim_start().starts_with("trustBundleFile:") {
+            if line.trim_start().starts_with("allowExampleMaterial:") {
+                // A real root: no longer a demonstration environment (issue 25's marker off).
+                let indent = &line[..line.len() - line.trim_start().len()];
+                out.push_str(&format!("{indent}allowExampleMaterial: false\n"));
+            } else if line.trim_start().starts_with("trustBundleFile:") {
                 let indent = &line[..line.len() - line.trim_start().len()];
                 out.push_str(&format!("{indent}trustBundleFile: pki/root.pem\n"));
             } else {
@@ -69,7 +79,10 @@ fn use_real_root(dir: &Path, ca: &Root) {
                 out.push('\n');
             }
         }
-        assert_ne!(text, out, "{f} sets trustBundleFile");
+        assert!(
+            text.contains("trustBundleFile:") || text.contains("allowExampleMaterial:"),
+            "{f}"
+        );
         std::fs::write(p, out).unwrap();
     }
     let policy_path = dir.join("validator-policy.yaml");
@@ -229,17 +242,25 @@ fn every_environment_gets_a_profile_nvcf_cli_accepts() {
 #[test]
 fn the_committed_example_root_is_refused() {
     let dir = stack();
+    // As committed: the bundle carries issue 25's nvcf.io/example-material marker.
     for env in ["default", "customer-issuer"] {
         let out = dir.path().join("p.yaml");
         let o = profile(dir.path(), &["-e", env, "-o", out.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(2), "{env}: {}", stderr(&o));
-        assert!(
-            stderr(&o).contains("committed under examples/"),
-            "{env}: {}",
-            stderr(&o)
-        );
+        assert!(stderr(&o).contains("nvcf.io/example-material"), "{env}: {}", stderr(&o));
         assert!(!out.exists(), "nothing is written");
     }
+    // The same example root without the marker: the gate refuses the environment (exit 1).
+    let vals = dir.path().join("values/default.yaml");
+    let text = std::fs::read_to_string(&vals).unwrap();
+    std::fs::write(
+        &vals,
+        text.replace("allowExampleMaterial: true", "allowExampleMaterial: false"),
+    )
+    .unwrap();
+    let o = profile(dir.path(), &["-e", "default"]);
+    assert_ne!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(o.stdout.is_empty());
 }
 
 #[test]
@@ -313,4 +334,250 @@ fn a_bundle_marked_as_example_material_is_refused() {
     let o = profile(dir.path(), &["-e", "split-cluster"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("nvcf.io/example-material"), "{}", stderr(&o));
+}
+
+// ------------------------------------------------------------------ probe --profile
+
+use support::probe::{self as lo, LeafSpec};
+
+const QUIC_NAME: &str = "request-router-0.router.workers.nvcf.example.com";
+const GRPC_HOST: &str = "grpc.workers.nvcf.example.com";
+
+/// A profile as a worker receives it, written here by hand (nvcf-cli's shape).
+fn worker_profile(dir: &Path, pem: &str, fingerprint: &str, address: &str) -> PathBuf {
+    let indented: String = pem.lines().map(|l| format!("    {l}\n")).collect();
+    let text = format!(
+        "apiVersion: nvcf.nvidia.com/v1alpha1\nkind: ControlPlaneProfile\ncontrolPlane:\n  addons:\n    llm:\n      \
+         requestRouterAddress: {address}\ntransportTls:\n  trustMode: bundle\n  trustBundleFingerprint: {fingerprint}\n  \
+         trustBundlePem: |\n{indented}"
+    );
+    lo::write(dir, "worker-profile.yaml", &text)
+}
+
+fn fp(pem: &str) -> String {
+    nvcf_validate::pki::fingerprint::bundle_fingerprint(pem.as_bytes()).unwrap()
+}
+
+fn probe_profile(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .current_dir(dir)
+        .args(["probe", "--timeout", "3s"])
+        .args(args)
+        .env("PATH", path_with_tools())
+        .env("XDG_CACHE_HOME", dir.join(".cache"))
+        .output()
+        .unwrap()
+}
+
+struct Servers {
+    quic: lo::Server,
+    tls: lo::Server,
+}
+
+fn servers(ca: &lo::Ca) -> Servers {
+    // One leaf for every pod (the one-label wildcard over the advertised names) and the gRPC host.
+    let id = lo::leaf(
+        LeafSpec::server(&["*.router.workers.nvcf.example.com", GRPC_HOST]),
+        ca,
+        &[],
+    );
+    Servers {
+        quic: lo::quic_server(&id, &[]),
+        tls: lo::tls_server(&id, &["h2"]),
+    }
+}
+
+fn legs(s: &Servers) -> Vec<String> {
+    vec![
+        "--connect".into(),
+        s.quic.addr.to_string(),
+        "--server-name".into(),
+        QUIC_NAME.into(),
+        "--grpc".into(),
+        format!("https://{GRPC_HOST}:443"),
+        "--connect-grpc".into(),
+        s.tls.addr.to_string(),
+    ]
+}
+
+fn run_legs(dir: &Path, profile: &Path, s: &Servers, extra: &[&str]) -> Output {
+    let mut args: Vec<String> = vec!["--profile".into(), profile.to_str().unwrap().into()];
+    args.extend(legs(s));
+    args.extend(extra.iter().map(|x| x.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    probe_profile(dir, &refs)
+}
+
+#[test]
+fn probe_profile_passes_both_legs_with_the_profile_bundle() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = lo::root("probe profile root");
+    let s = servers(&ca);
+    let p = worker_profile(dir.path(), &ca.pem, &fp(&ca.pem), "quic.workers.nvcf.example.com:50072");
+    let o = run_legs(dir.path(), &p, &s, &[]);
+    let t = lo::text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    assert!(t.contains("2 of 2 probe(s) passed"), "{t}");
+    assert!(t.contains(&format!("server name:  {QUIC_NAME}")), "{t}");
+    assert!(t.contains(&format!("server name:  {GRPC_HOST}")), "{t}");
+    // The expected fingerprint, given explicitly, agrees.
+    let o = run_legs(dir.path(), &p, &s, &["--expect-fingerprint", &fp(&ca.pem)]);
+    assert_eq!(o.status.code(), Some(0), "{}", lo::text(&o));
+}
+
+#[test]
+fn probe_profile_refuses_a_wrong_root() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = lo::root("probe profile root");
+    let other = lo::root("another root");
+    let s = servers(&ca);
+    let p = worker_profile(
+        dir.path(),
+        &other.pem,
+        &fp(&other.pem),
+        "quic.workers.nvcf.example.com:50072",
+    );
+    let o = run_legs(dir.path(), &p, &s, &[]);
+    lo::assert_refused(&o, "UnknownIssuer");
+    assert!(lo::text(&o).contains("0 of 2 probe(s) passed"), "{}", lo::text(&o));
+}
+
+#[test]
+fn probe_profile_refuses_a_wrong_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = lo::root("probe profile root");
+    let s = servers(&ca);
+    let p = worker_profile(dir.path(), &ca.pem, &fp(&ca.pem), "quic.workers.nvcf.example.com:50072");
+    let o = run_legs(
+        dir.path(),
+        &p,
+        &s,
+        &["--server-name", "request-router-1.elsewhere.example.com"],
+    );
+    // Both names given are probed: the covered one passes, the other is refused.
+    assert_eq!(o.status.code(), Some(1), "{}", lo::text(&o));
+    assert!(lo::text(&o).contains("REFUSED (NotValidForName): "), "{}", lo::text(&o));
+    assert!(lo::text(&o).contains("2 of 3 probe(s) passed"), "{}", lo::text(&o));
+}
+
+#[test]
+fn probe_profile_refuses_a_fingerprint_mismatch_before_connecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = lo::root("probe profile root");
+    let other = lo::root("another root");
+    let s = servers(&ca);
+    // The PEM is right, the advertised fingerprint is another bundle's: nvcf-cli refuses it.
+    let p = worker_profile(
+        dir.path(),
+        &ca.pem,
+        &fp(&other.pem),
+        "quic.workers.nvcf.example.com:50072",
+    );
+    let o = run_legs(dir.path(), &p, &s, &[]);
+    lo::assert_refused(&o, "FingerprintMismatch");
+    assert!(lo::text(&o).contains("mismatch: advertised"), "{}", lo::text(&o));
+    assert!(!lo::text(&o).contains("address:"), "no probe ran: {}", lo::text(&o));
+    // A consistent profile whose bundle is not the one expected.
+    let p = worker_profile(dir.path(), &ca.pem, &fp(&ca.pem), "quic.workers.nvcf.example.com:50072");
+    let o = run_legs(dir.path(), &p, &s, &["--expect-fingerprint", &fp(&other.pem)]);
+    lo::assert_refused(&o, "FingerprintMismatch");
+}
+
+#[test]
+fn probe_profile_refuses_unusable_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = lo::root("probe profile root");
+    let s = servers(&ca);
+    // requestRouterAddress nvcf-cli refuses (a URL).
+    let p = worker_profile(
+        dir.path(),
+        &ca.pem,
+        &fp(&ca.pem),
+        "https://quic.workers.nvcf.example.com:50072",
+    );
+    let o = run_legs(dir.path(), &p, &s, &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", lo::text(&o));
+    assert!(
+        lo::text(&o).contains("requestRouterAddress: must be host:port"),
+        "{}",
+        lo::text(&o)
+    );
+    // A plaintext gRPC dial address is never probed as if it were TLS.
+    let p = worker_profile(dir.path(), &ca.pem, &fp(&ca.pem), "quic.workers.nvcf.example.com:50072");
+    let o = probe_profile(
+        dir.path(),
+        &[
+            "--profile",
+            p.to_str().unwrap(),
+            "--grpc",
+            "grpc.workers.nvcf.example.com:443",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", lo::text(&o));
+}
+
+/// The whole hand-off: `profile` writes it from the rendered environment, `probe --profile -e`
+/// probes every name the environment advertises and its gRPC dial address against the servers.
+#[test]
+fn profile_then_probe_with_the_environment() {
+    let dir = stack();
+    let ca = lo::root("hand-off root");
+    let as_root = Root {
+        params: ca.params.clone(),
+        key: KeyPair::from_pem(&ca.key.serialize_pem()).unwrap(),
+        pem: ca.pem.clone(),
+    };
+    use_real_root(dir.path(), &as_root);
+    let out = dir.path().join("profile.yaml");
+    let o = profile(dir.path(), &["-e", "split-cluster", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let s = servers(&ca);
+    let o = probe_profile(
+        dir.path(),
+        &[
+            "--profile",
+            out.to_str().unwrap(),
+            "-e",
+            "split-cluster",
+            "--file",
+            "helmfile.yaml",
+            "--offline",
+            "--connect",
+            &s.quic.addr.to_string(),
+            "--connect-grpc",
+            &s.tls.addr.to_string(),
+        ],
+    );
+    let t = lo::text(&o);
+    assert_eq!(o.status.code(), Some(0), "{t}");
+    // Every per-pod name the environment advertises (two replicas) and the gRPC dial host.
+    assert!(t.contains(&format!("server name:  {QUIC_NAME}")), "{t}");
+    assert!(
+        t.contains("server name:  request-router-1.router.workers.nvcf.example.com"),
+        "{t}"
+    );
+    assert!(t.contains("3 of 3 probe(s) passed"), "{t}");
+    assert!(t.contains(&format!("server name:  {GRPC_HOST}")), "{t}");
+    // A profile from another root is stale for this environment, whatever the servers say.
+    let other = lo::root("another root");
+    let stale = worker_profile(
+        dir.path(),
+        &other.pem,
+        &fp(&other.pem),
+        "quic.workers.nvcf.example.com:50072",
+    );
+    let o = probe_profile(
+        dir.path(),
+        &[
+            "--profile",
+            stale.to_str().unwrap(),
+            "-e",
+            "split-cluster",
+            "--file",
+            "helmfile.yaml",
+            "--offline",
+        ],
+    );
+    lo::assert_refused(&o, "FingerprintMismatch");
+    assert!(lo::text(&o).contains("publishes roots"), "{}", lo::text(&o));
 }

@@ -7,4 +7,6 @@ pub mod cert;
 pub mod fingerprint;
 pub mod graph;
 pub mod probe;
+pub mod probe_profile;
 pub mod profile;
+pub mod readiness;

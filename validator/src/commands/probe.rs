@@ -1,4 +1,5 @@
-//! `nvcf-validate probe tls|quic ADDR --server-name NAME --bundle FILE`
+//! `nvcf-validate probe tls|quic ADDR --server-name NAME --bundle FILE`, and
+//! `nvcf-validate probe --profile FILE` (every leg a worker given that profile dials: probe_profile.rs).
 //!
 //! Exit codes: 0 the chain verified for NAME against exactly the bundle; 1 refused (the reason
 //! is printed: UnknownIssuer, NotValidForName, Expired, InvalidPurpose, EmptyBundle, NotTls,
@@ -8,9 +9,14 @@
 use crate::probe::{self, Probe, Protocol};
 
 #[derive(Debug, clap::Args)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct Args {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
+    /// Probe as a worker given a ControlPlaneProfile (`probe --profile FILE`, see
+    /// commands/probe_profile.rs).
+    #[command(flatten)]
+    pub profile: crate::commands::probe_profile::ProfileArgs,
 }
 
 #[derive(Debug, clap::Subcommand)]
@@ -82,8 +88,9 @@ pub fn request(protocol: Protocol, a: &ProbeArgs) -> Result<Probe, String> {
 
 pub fn run(args: &Args) -> i32 {
     let (protocol, a) = match &args.command {
-        Command::Tls(a) => (Protocol::Tls, a),
-        Command::Quic(a) => (Protocol::Quic, a),
+        Some(Command::Tls(a)) => (Protocol::Tls, a),
+        Some(Command::Quic(a)) => (Protocol::Quic, a),
+        None => return crate::commands::probe_profile::run(&args.profile),
     };
     let p = match request(protocol, a) {
         Ok(p) => p,

@@ -1,0 +1,79 @@
+//! `nvcf-validate readiness`: the waits ci/apply runs after the install, from the objects the
+//! gate renders for each environment of the real stack (pinned helm/helmfile, offline: the
+//! issuers, Certificates and the router come from this stack's local charts).
+
+mod support;
+
+use std::process::Command;
+
+fn readiness(env: &str) -> (i32, String, String) {
+    let cache = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .current_dir(support::repo())
+        .args([
+            "readiness",
+            "--file",
+            "helmfile.yaml",
+            "--offline",
+            "--timeout",
+            "120s",
+            "-e",
+            env,
+        ])
+        .env("PATH", support::path_with_tools())
+        .env("XDG_CACHE_HOME", cache.path())
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_environment_waits_for_its_issuers_certificates_and_router() {
+    for env in ["default", "split-cluster", "customer-issuer", "customer-secret"] {
+        let (code, out, err) = readiness(env);
+        assert_eq!(code, 0, "{env}: {err}");
+        let lines: Vec<&str> = out.lines().collect();
+        // The router's rollout is the last wait, after every issuer and Certificate.
+        assert_eq!(
+            lines.last().copied(),
+            Some("rollout status --timeout=120s -n nvcf statefulset/request-router"),
+            "{env}: {out}"
+        );
+        let certs = lines
+            .iter()
+            .filter(|l| l.contains(" certificates.cert-manager.io/"))
+            .count();
+        let first_rollout = lines.iter().position(|l| l.starts_with("rollout")).unwrap();
+        assert!(lines[..first_rollout]
+            .iter()
+            .all(|l| l.starts_with("wait --for=condition=Ready --timeout=120s ")));
+        match env {
+            // No Certificate is rendered when the customer writes the Secrets.
+            "customer-secret" => assert_eq!(certs, 0, "{out}"),
+            _ => assert!(
+                lines
+                    .iter()
+                    .any(|l| l.ends_with(" -n nvcf certificates.cert-manager.io/request-router")),
+                "{env}: {out}"
+            ),
+        }
+        if env == "default" || env == "split-cluster" {
+            assert!(
+                lines.iter().any(|l| l.contains(" clusterissuers.cert-manager.io/")),
+                "{env}: {out}"
+            );
+        }
+        // Every token is one kubectl argument: nothing a shell or kubectl could read as more.
+        for l in &lines {
+            assert!(
+                l.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b" -=./:".contains(&b) || b == b'R'),
+                "{l}"
+            );
+        }
+    }
+}
