@@ -161,6 +161,14 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
                 offline: args.offline,
                 chart_mirror: args.chart_mirror.clone(),
                 lock_file: policy.settings.lock_file.clone(),
+                kube_version: policy
+                    .settings
+                    .kubernetes_version
+                    .as_deref()
+                    .and_then(crate::schema::normalise_version)
+                    .unwrap_or_else(|| crate::schema::DEFAULT_KUBERNETES_VERSION.to_string()),
+                api_versions: schemas.as_ref().map(SchemaSet::api_versions).unwrap_or_default(),
+                is_upgrade: false,
             };
             let (stack, renders) =
                 pipeline::load_and_render(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;

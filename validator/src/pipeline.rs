@@ -27,15 +27,34 @@ pub fn load_and_render(
     let cache = if use_cache { cache::Cache::open() } else { None };
     let entry_rel = crate::tools::paths::relative(&entry, &root);
     let tree = if cache.is_some() {
-        cache::tree_hash(&root)?
+        cache::Tree::scan(&root)?
     } else {
-        String::new()
+        cache::Tree::default()
     };
     let mirror = match &opts.chart_mirror {
         Some(d) => crate::render::mirror_fingerprint(d)?,
         None => "-".into(),
     };
-    let mode = format!("offline={} mirror={mirror}", opts.offline);
+    let mode = format!(
+        "offline={} mirror={mirror} kube={} api={}",
+        opts.offline,
+        opts.kube_version,
+        cache::key(&opts.api_versions.iter().map(String::as_str).collect::<Vec<_>>())
+    );
+    // The binaries that would render (found, never started) and the lock as read.
+    let binaries = match &cache {
+        Some(c) => {
+            let found = tools::Tools::locate(&root).ok();
+            format!(
+                "helmfile={} helm={}",
+                cache::binary_identity(c, found.as_ref().map(|t| t.helmfile.as_path())),
+                cache::binary_identity(c, found.as_ref().map(|t| t.helm.as_path())),
+            )
+        }
+        None => String::new(),
+    };
+    let lock_read = format!("{:?} {lock:?}", opts.lock_file);
+    let tree_hash = cache::key(&[&tree.hash, &binaries, &lock_read]);
 
     // Tools: with a mirror, helmfile gets a helm front that serves OCI pulls from it; offline
     // both run sealed (no network, no kubeconfig, no user helm config) and the front answers
@@ -46,7 +65,7 @@ pub fn load_and_render(
 
     // Load: the environments (helmfile's own list, from a load of `default`), and (below, per
     // environment) each state model.
-    let names_key = cache::key(&[&tree, &entry_rel, "environments"]);
+    let names_key = cache::key(&[&tree_hash, &entry_rel, "environments"]);
     let inputs = Inputs {
         entry: &entry,
         root: &root,
@@ -64,7 +83,7 @@ pub fn load_and_render(
     // One environment, through the cache. `loaded` sees its load before it renders (`None`:
     // nothing to tell; the cache is then read as well).
     let one = |env: &str, loaded: Option<&mut dyn FnMut(&loader::Built)>| -> Result<EnvRender> {
-        let key = cache::key(&[&tree, &entry_rel, env, &mode]);
+        let key = cache::key(&[&tree_hash, &entry_rel, env, &mode]);
         if let Some(hit) = cache
             .as_ref()
             .filter(|_| loaded.is_none())
@@ -84,7 +103,7 @@ pub fn load_and_render(
             Err(e) => failed_env(&inputs, env, e),
         };
         if let (Some(c), None) = (&cache, &r.render_error) {
-            c.put(&key, &r)?;
+            c.put(&key, &cache::deps(&root, &r.state)?, &r)?;
         }
         if progress {
             eprintln!(
@@ -131,16 +150,23 @@ pub fn load_and_render(
             })
             .collect();
         let names = rx.recv().ok();
-        if let (Some(n), Some(c)) = (&names, &cache) {
-            c.put(&names_key, n)?;
-        }
+        // The names come from the `default` load: stored with its inputs outside the tree
+        // once it is rendered (below).
+        let names_deps = |d: &Result<EnvRender>| match d {
+            Ok(r) if r.render_error.is_none() => cache::deps(&root, &r.state),
+            _ => Ok(None),
+        };
+        let loaded_names = names.clone();
         let names = names.unwrap_or_else(|| vec!["default".to_string()]);
         for env in names.iter().filter(|n| *n != "default" && !guessed.contains(n)) {
             let e = env.clone();
             handles.push((env.clone(), s.spawn(move || one(&e, None))));
         }
-        let mut done: Vec<(String, Result<EnvRender>)> =
-            vec![("default".to_string(), default.join().expect("render thread panicked"))];
+        let default = default.join().expect("render thread panicked");
+        if let (Some(n), Some(c)) = (&loaded_names, &cache) {
+            c.put(&names_key, &names_deps(&default)?, n)?;
+        }
+        let mut done: Vec<(String, Result<EnvRender>)> = vec![("default".to_string(), default)];
         for (env, h) in handles {
             done.push((env, h.join().expect("render thread panicked")));
         }
@@ -214,5 +240,120 @@ fn load_then_render(
     };
     loaded(&built);
     let state = loader::load_state(tools, inputs, env, Some(built), &mut |_| {})?.1;
-    helmfile::render_env(tools, inputs, env, state, early)
+    let first = helmfile::render_env(tools, inputs, env, state.clone(), early)?;
+    // At apply time the CRDs a release installs are served to the releases after it: when the
+    // environment renders CRDs helm was not told about and a chart asks `.Capabilities.APIVersions`,
+    // render again with them.
+    let missing: Vec<String> = helmfile::rendered_api_versions(&first.docs)
+        .into_iter()
+        .filter(|a| !inputs.opts.api_versions.contains(a))
+        .collect();
+    if first.render_error.is_some()
+        || missing.is_empty()
+        || inputs.opts.api_versions.is_empty()
+        || !helmfile::reads_api_versions(inputs.root, &first.state, &first.status)
+    {
+        return with_upgrade(tools, inputs, env, first);
+    }
+    let mut opts = inputs.opts.clone();
+    opts.api_versions.extend(missing);
+    opts.api_versions.sort();
+    let again = Inputs { opts: &opts, ..*inputs };
+    with_upgrade(
+        tools,
+        &again,
+        env,
+        helmfile::render_env(tools, &again, env, state, None)?,
+    )
+}
+
+/// Every apply after the first is an upgrade (`.Release.IsUpgrade`). When a chart the
+/// environment rendered asks (`IsUpgrade`/`IsInstall`), render it again as an upgrade; a release
+/// whose objects differ between the two renders (or whose upgrade render fails) gets a
+/// `render-depends-on-cluster` finding naming them, since only the install render is judged.
+fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: EnvRender) -> Result<EnvRender> {
+    if install.render_error.is_some() {
+        return Ok(install);
+    }
+    // Only the releases whose chart asks are rendered again (the others render the same).
+    let asks = |r: &crate::stack::Release| {
+        let one = crate::stack::EnvState {
+            releases: vec![r.clone()],
+            ..Default::default()
+        };
+        helmfile::charts_mention(inputs.root, &one, &install.status, &[b"IsUpgrade", b"IsInstall"])
+    };
+    let mut again = install.state.clone();
+    again
+        .releases
+        .retain(|r| install.status.iter().any(|s| s.rendered && s.id() == r.id()) && asks(r));
+    if again.releases.is_empty() {
+        return Ok(install);
+    }
+    let asking: Vec<String> = again.releases.iter().map(crate::stack::Release::id).collect();
+    let mut opts = inputs.opts.clone();
+    opts.is_upgrade = true;
+    let upgrade_inputs = Inputs { opts: &opts, ..*inputs };
+    let upgrade = helmfile::render_env(tools, &upgrade_inputs, env, again, None);
+    let objects_of = |r: &EnvRender, id: &str| {
+        let mut v: Vec<String> = r
+            .docs
+            .iter()
+            .filter(|d| d.prov.release.as_deref() == Some(id))
+            .map(|d| d.body.to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    let named = |r: &EnvRender, id: &str, other: &[String]| -> Vec<String> {
+        r.docs
+            .iter()
+            .filter(|d| d.prov.release.as_deref() == Some(id) && !other.contains(&d.body.to_string()))
+            .map(|d| {
+                let s = |p: &str| {
+                    d.body
+                        .pointer(p)
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or("")
+                        .to_string()
+                };
+                format!("{} {}", s("/kind"), s("/metadata/name"))
+            })
+            .collect()
+    };
+    for i in 0..install.state.releases.len() {
+        let id = install.state.releases[i].id();
+        if !asking.contains(&id) {
+            continue;
+        }
+        let what = match &upgrade {
+            Err(e) => Some(format!("its upgrade render (`--is-upgrade`) failed: {}", crate::redact::tool_output(&format!("{e:#}")))),
+            Ok(u) if u.render_error.is_some() || u.failed.iter().any(|(r, _)| *r == id) => {
+                Some("its upgrade render (`--is-upgrade`) failed, so what every apply after the first installs was not judged".to_string())
+            }
+            Ok(u) => {
+                let (a, b) = (objects_of(&install, &id), objects_of(u, &id));
+                (a != b).then(|| {
+                    let mut changed = named(u, &id, &a);
+                    changed.extend(named(&install, &id, &b));
+                    changed.sort();
+                    changed.dedup();
+                    changed.truncate(5);
+                    format!(
+                        "its upgrade render (`.Release.IsUpgrade`: every apply after the first is an upgrade) differs from \
+                         its install render ({}); only the install render was judged",
+                        changed.join(", ")
+                    )
+                })
+            }
+        };
+        if let Some(what) = what {
+            install.state.releases[i].cluster_reads.push(crate::stack::ClusterRead {
+                file: None,
+                line: None,
+                what,
+            });
+        }
+    }
+    Ok(install)
 }

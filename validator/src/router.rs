@@ -356,6 +356,45 @@ const KNOWN_FLAGS: &[&str] = &[
     TLS_KEY_PATH,
 ];
 
+/// One element of a container's command line (or exec command) after Kubernetes' `$(VAR)`
+/// expansion: its text, and the references whose value the gate cannot know (name, why).
+#[derive(Debug, Clone)]
+pub struct Expanded {
+    pub text: String,
+    pub unknown: Vec<(String, String)>,
+}
+
+/// The one container model every rule reads: `items` (a container's `command` + `args`, or a
+/// probe's or hook's exec command) expanded as the kubelet expands them, from the container's
+/// env as the kubelet builds it (`envFrom` with prefixes, `env` in order, earlier entries,
+/// rendered ConfigMaps of `g` in `ns`). References to variables the env does not define stay as
+/// written and are not unknown (Kubernetes passes them on so; a shell's `$(cmd)` is one).
+pub fn expand_items<'a>(
+    g: Option<&Graph>,
+    ns: &str,
+    container: &Value,
+    items: impl Iterator<Item = &'a Value>,
+) -> Vec<Expanded> {
+    let env = Env::of(g, ns, container);
+    items
+        .map(|v| {
+            let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+            let (text, unknown) = env.expand(&raw);
+            let unknown = unknown
+                .into_iter()
+                .filter(|(name, _)| env.vars.contains_key(name) || !env.opaque.is_empty())
+                .filter(|(name, _)| {
+                    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                        && name
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+                })
+                .collect();
+            Expanded { text, unknown }
+        })
+        .collect()
+}
+
 /// Flags of a container (`read_flags` without rendered ConfigMaps: `$(VAR)` resolves from
 /// literal env values only).
 pub fn parse_flags(container: &Value) -> Vec<(String, Option<String>)> {

@@ -20,20 +20,29 @@ pub fn graph(env: &str, yaml: &str) -> Graph {
     // engine places them with the run's policy.
     let scopes = crate::scope::Scopes::new(docs.iter().map(|d| &d.value), &default_fixture_policy(), env);
     let text: std::sync::Arc<str> = yaml.into();
-    let objects = docs
-        .into_iter()
-        .filter_map(|d| {
+    // Lists (any document with `items`) are their items, as the API clients read them; a
+    // document that is not a valid object or list is left for the rules to see as it is.
+    let expanded = docs.into_iter().flat_map(|d| {
+        let (index, line) = (d.index, d.line);
+        match crate::render::manifests::objects_with_lines(d.value.clone(), &d.item_lines, "fixture.yaml", index, line)
+        {
+            Ok(items) => items.into_iter().map(|(v, l)| (v, index, l)).collect::<Vec<_>>(),
+            Err(_) => vec![(d.value, index, line)],
+        }
+    });
+    let objects = expanded
+        .filter_map(|(value, doc_index, line)| {
             let prov = Provenance {
                 environment: env.to_string(),
                 release: Some("nvcf/fixture".into()),
                 chart: Some("./charts/fixture".into()),
                 file: Some("fixture.yaml".into()),
-                doc_index: d.index,
-                line: Some(d.line),
+                doc_index,
+                line: Some(line),
                 template_text: Some(text.clone()),
                 external: false,
             };
-            let mut o = Object::from_value(d.value, Some("nvcf"), prov)?;
+            let mut o = Object::from_value(value, Some("nvcf"), prov)?;
             crate::scope::place(&mut o, &scopes, Some("nvcf"));
             Some(o)
         })
@@ -263,6 +272,7 @@ pub fn rel(file: &str, line: usize, namespace: &str, name: &str, chart_ref: Char
         file: file.into(),
         line: Some(line),
         refused: None,
+        cluster_reads: Vec::new(),
     }
 }
 

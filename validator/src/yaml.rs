@@ -117,10 +117,8 @@ fn read_stream_with(
                 let line = first.line + 1 + line_base;
                 let lines = b.lines.as_mut().map(std::mem::take).unwrap_or_default();
                 if !value.is_null() {
-                    let is_list = value
-                        .get("kind")
-                        .and_then(Value::as_str)
-                        .is_some_and(|k| k.ends_with("List"));
+                    // Any document with a top-level `items` is a list to the API clients.
+                    let is_list = value.get("items").is_some();
                     docs.push((
                         Doc {
                             value,

@@ -368,20 +368,22 @@ fn warm_cache_runs_no_helm_or_helmfile() {
         "json",
     ];
     // Outside the stack: anything written inside it would change the inputs and miss the cache.
-    // The sealed tools may write there (the poisoned tools' marker; every run, so the reports,
+    // The sealed tools may write there (the recording tools' log; every run, so the reports,
     // which then carry `offline-seal-partial`, stay comparable).
     let elsewhere = tempfile::tempdir().unwrap();
-    let open = ("NVCF_TEST_SEAL_WRITABLE", elsewhere.path().to_str().unwrap());
-    let cold = run(d.path(), &args, &[("XDG_CACHE_HOME", cache), open], None);
+    let (helm, helmfile, marker) = recording_tools(elsewhere.path());
+    let env = [
+        ("XDG_CACHE_HOME", cache),
+        ("NVCF_TEST_SEAL_WRITABLE", elsewhere.path().to_str().unwrap()),
+        ("NVCF_HELM", helm.to_str().unwrap()),
+        ("NVCF_HELMFILE", helmfile.to_str().unwrap()),
+    ];
+    let cold = run(d.path(), &args, &env, None);
     assert_eq!(cold.code, 1, "{}", cold.stderr);
-    let (bin, marker) = poisoned_tools(elsewhere.path());
-    let path = format!("{}:/usr/bin:/bin", bin.display());
-    let warm = run(
-        d.path(),
-        &args,
-        &[("XDG_CACHE_HOME", cache), ("PATH", &path), open],
-        None,
-    );
+    assert!(marker.exists(), "the cold run renders");
+    std::fs::remove_file(&marker).unwrap();
+    // The same tools (the key holds their identity, so they cannot be swapped for poisoned ones).
+    let warm = run(d.path(), &args, &env, None);
     assert_eq!(warm.code, 1, "{}", warm.stderr);
     assert!(
         !marker.exists(),
@@ -389,23 +391,51 @@ fn warm_cache_runs_no_helm_or_helmfile() {
         std::fs::read_to_string(&marker).unwrap_or_default()
     );
     assert_eq!(cold.stdout, warm.stdout, "a cached report equals the rendered one");
-    // Without the cache the same PATH reaches the poisoned tools and fails closed.
-    let uncached = run(
-        d.path(),
-        &[&args[..], &["--no-cache"]].concat(),
-        &[("XDG_CACHE_HOME", cache), ("PATH", &path), open],
-        None,
-    );
-    assert_eq!(uncached.code, 2, "{}", uncached.stdout);
+    // Without the cache the same tools are called again.
+    let uncached = run(d.path(), &[&args[..], &["--no-cache"]].concat(), &env, None);
+    assert_eq!(uncached.code, 1, "{}", uncached.stdout);
     assert!(marker.exists());
-    // Any input change misses the cache.
+    // Any input change misses the cache; so does another helm (a different binary).
     std::fs::write(
         d.path().join("charts/app/values.yaml"),
         "replicas: 1\nimage: registry.example.com/web:1.4.2\n",
     )
     .unwrap();
-    let changed = run(d.path(), &args, &[("XDG_CACHE_HOME", cache)], None);
+    let changed = run(d.path(), &args, &env, None);
     assert_eq!(changed.code, 0, "{}{}", changed.stdout, changed.stderr);
+    let (poisoned, _) = poisoned_tools(elsewhere.path());
+    let poisoned_helm = poisoned.join("helm");
+    let other_helm = [env[0], env[1], ("NVCF_HELM", poisoned_helm.to_str().unwrap()), env[3]];
+    let swapped = run(d.path(), &args, &other_helm, None);
+    assert_eq!(
+        swapped.code, 2,
+        "a warm entry made by another helm is not used: {}",
+        swapped.stdout
+    );
+}
+
+/// helm and helmfile wrappers that log each call to a marker file, then run the real tool.
+fn recording_tools(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let bin = dir.join("recording-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let marker = dir.join("tool-was-called");
+    let mut out = Vec::new();
+    for t in ["helm", "helmfile"] {
+        let p = bin.join(t);
+        std::fs::write(
+            &p,
+            format!(
+                "#!/bin/sh\necho \"$0 $*\" >> {}\nexec '{}' \"$@\"\n",
+                marker.display(),
+                tool(t).display()
+            ),
+        )
+        .unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        out.push(p);
+    }
+    (out[0].clone(), out[1].clone(), marker)
 }
 
 fn helm_package(chart_src: &Path, out: &Path) -> PathBuf {

@@ -161,32 +161,38 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
     let _ = std::fs::remove_file(log);
     let (listener, attempts) = counting_listener();
 
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.current_dir(&stack)
-        .args(["check", "--offline", "--no-cache", "--format", "json"])
-        .args(if expect.args.iter().any(|a| a == "--file" || a == "-f") {
-            &[][..]
-        } else {
-            &["--file", "."][..]
-        })
-        .args(&expect.args)
-        .env("PATH", path_hiding(&expect.hide))
-        .env("HOME", &home)
-        .env("TMPDIR", &tmp)
-        .env("XDG_CACHE_HOME", home.join(".cache"))
-        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
-        .env("NVCF_HELM", helm_recorder)
-        .env("NVCF_HELMFILE", tool("helmfile"))
-        .env("NVCF_HELM_RECORD", log)
-        .env("NVCF_TEST_SEAL_WRITABLE", log.parent().unwrap())
-        .env("NVCF_SEALED_PROXY", format!("http://{listener}"))
-        .env("REALWORLD_LISTENER", listener.to_string())
-        .env("REALWORLD_LISTENER_PORT", listener.port().to_string())
-        .env("REALWORLD_OUTSIDE", &outside);
-    for (k, v) in &expect.env {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
+    // A private cache outside HOME: the first run is cold (it renders and stores), the second
+    // warm, and the two verdicts must be equal (`cache_property.rs` edits every input class).
+    let cache = work.path().join("cache");
+    let command = || {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
+        c.current_dir(&stack)
+            .args(["check", "--offline", "--format", "json"])
+            .args(if expect.args.iter().any(|a| a == "--file" || a == "-f") {
+                &[][..]
+            } else {
+                &["--file", "."][..]
+            })
+            .args(&expect.args)
+            .env("PATH", path_hiding(&expect.hide))
+            .env("HOME", &home)
+            .env("TMPDIR", &tmp)
+            .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
+            .env("NVCF_HELM", helm_recorder)
+            .env("NVCF_HELMFILE", tool("helmfile"))
+            .env("NVCF_HELM_RECORD", log)
+            .env("NVCF_TEST_SEAL_WRITABLE", log.parent().unwrap())
+            .env("NVCF_SEALED_PROXY", format!("http://{listener}"))
+            .env("REALWORLD_LISTENER", listener.to_string())
+            .env("REALWORLD_LISTENER_PORT", listener.port().to_string())
+            .env("REALWORLD_OUTSIDE", &outside)
+            .env("XDG_CACHE_HOME", &cache);
+        for (k, v) in &expect.env {
+            c.env(k, v);
+        }
+        c
+    };
+    let out = command().output().unwrap();
     let code = out.status.code().unwrap_or(-1);
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
@@ -300,6 +306,28 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
             }
             other => fail(format!("unknown expectation `{other}`")),
         }
+    }
+    // The warm run: the same verdict (exit code and findings) as the cold one.
+    let warm = command().output().unwrap();
+    let verdict = |code: Option<i32>, stdout: &[u8]| {
+        let r: serde_json::Value = serde_json::from_slice(stdout).unwrap_or(serde_json::Value::Null);
+        let mut f: Vec<String> = r["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|f| format!("{} {} {} {}", f["rule"], f["environment"], f["release"], f["message"]))
+            .collect();
+        f.sort();
+        (code, f)
+    };
+    let (cold_v, warm_v) = (
+        verdict(Some(code), stdout.as_bytes()),
+        verdict(warm.status.code(), &warm.stdout),
+    );
+    if cold_v != warm_v {
+        fail(format!(
+            "the warm run's verdict {warm_v:?} differs from the cold run's {cold_v:?}"
+        ));
     }
     if !fails.is_empty() {
         fails.push(format!("{name}: stderr was:\n{}", stderr.trim()));

@@ -1,24 +1,34 @@
 //! The render cache: one JSON entry per (inputs, environment), keyed by a sha256 of everything
-//! that can change a render.
+//! that can change a render, and used only while every input it was made from is unchanged.
 //!
 //! The key covers every file under the state's directory (state files, charts, values, the chart
-//! lock, the tool pins in `ci/`), except build and VCS directories; the validator's version; the
-//! environment; and the render mode (offline, mirror tarballs). Tool binaries are identified by the
-//! pins committed in the repository, not by running them: a warm run starts no process at all.
-//! A different helm on PATH with unchanged pins is not detected; use `--no-cache` after changing
-//! tools by hand.
+//! lock, the tool pins in `ci/`), except build and VCS directories; the environment variables
+//! helm, helmfile and the files read; the identity (sha256) of the helm and helmfile binaries
+//! that would run; the validator's version; the environment; and the render mode (offline,
+//! mirror tarballs, what the policy feeds the render). Inputs outside the directory are the
+//! entry's dependencies, re-checked on every hit: the paths any file below it names (`../charts/x`,
+//! a `file://../dep` chart dependency, an absolute values file) and what the loaded state
+//! resolves to (its state files, local charts and values files). A state that reads what no key
+//! can cover (`exec`, a directory listing, a remote source, hooks, an environment variable named at
+//! run time) is never cached. What stays outside: a path a template assembles from pieces no
+//! file holds whole; such a stack needs `--no-cache`.
+//!
+//! A warm run starts no process at all: binaries are identified by hashing their files (each
+//! hash remembered per inode and change time).
 
+use crate::stack::{ChartRef, EnvState};
 use anyhow::{Context, Result};
 use serde::de::DeserializeOwned;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 /// Directories never hashed (build output, VCS, installed tools, caches).
 const SKIP_DIRS: &[&str] = &[".git", "target", ".tools", "node_modules", ".cache"];
 
 /// Bumped whenever the cached data layout or the render procedure changes.
-const FORMAT: &str = "nvcf-validate-render-cache-v2";
+const FORMAT: &str = "nvcf-validate-render-cache-v3";
 
 pub struct Cache {
     dir: PathBuf,
@@ -41,15 +51,25 @@ impl Cache {
         self.dir.join(format!("{key}.json"))
     }
 
-    /// A cached value, or `None` when absent or unreadable (a corrupt entry is a miss).
+    /// A cached value, or `None` when absent, unreadable (a corrupt entry is a miss) or when
+    /// an input outside the stack it was made from (see [`deps`]) is not what it was.
     pub fn get<T: DeserializeOwned>(&self, key: &str) -> Option<T> {
         let bytes = std::fs::read(self.path(key)).ok()?;
-        serde_json::from_slice(&bytes).ok()
+        let entry: Entry<T> = serde_json::from_slice(&bytes).ok()?;
+        for d in &entry.deps {
+            if dep_state(&d.path).ok().flatten().as_deref() != Some(d.state.as_str()) {
+                return None;
+            }
+        }
+        Some(entry.value)
     }
 
     /// Store a value atomically (write to a temporary file, then rename).
     /// Entries hold rendered values: the directory is private to the user (0700, files 0600).
-    pub fn put<T: Serialize>(&self, key: &str, value: &T) -> Result<()> {
+    /// `deps`: the inputs outside the stack the value was made from; `None` (uncacheable):
+    /// nothing is stored.
+    pub fn put<T: Serialize>(&self, key: &str, deps: &Option<Vec<Dep>>, value: &T) -> Result<()> {
+        let Some(deps) = deps else { return Ok(()) };
         use std::io::Write;
         use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         std::fs::DirBuilder::new()
@@ -65,67 +85,102 @@ impl Cache {
             .mode(0o600)
             .open(&tmp)
             .with_context(|| format!("writing {}", tmp.display()))?;
-        f.write_all(&serde_json::to_vec(value)?)
-            .with_context(|| format!("writing {}", tmp.display()))?;
+        f.write_all(&serde_json::to_vec(&Entry {
+            deps: deps.clone(),
+            value,
+        })?)
+        .with_context(|| format!("writing {}", tmp.display()))?;
         std::fs::rename(&tmp, self.path(key)).with_context(|| format!("writing cache entry {key}"))?;
         Ok(())
     }
 }
 
-/// sha256 over every file below `root` (sorted relative path + content hash; symbolic links
-/// followed), skipping `SKIP_DIRS`, plus the environment that can change a render: the variables
-/// the files read with `env`/`requiredEnv`, and every `HELM_*`, `HELMFILE_*` and `NVCF_HELM*`
-/// variable. A file that cannot be read is an error, not a silent gap in the key.
+/// sha256 over every file below `root` (see [`Tree::scan`]); for directories that are not a
+/// stack (a chart mirror).
 pub fn tree_hash(root: &Path) -> Result<String> {
-    let mut entries: Vec<(String, PathBuf)> = Vec::new();
-    let walk = walkdir::WalkDir::new(root)
-        .follow_links(true)
-        .sort_by_file_name()
-        .into_iter()
-        .filter_entry(|e| !(e.file_type().is_dir() && e.depth() > 0 && SKIP_DIRS.iter().any(|s| e.file_name() == *s)));
-    for e in walk {
-        let e = e.with_context(|| format!("cannot read the stack's inputs under {}", root.display()))?;
-        if e.file_type().is_file() {
-            let rel = e
-                .path()
-                .strip_prefix(root)
-                .unwrap_or(e.path())
-                .to_string_lossy()
-                .replace('\\', "/");
-            entries.push((rel, e.path().to_path_buf()));
+    Ok(Tree::scan(root)?.hash)
+}
+
+/// Most files a directory outside the stack may hold to be hashed as a dependency; a larger one
+/// makes the render uncacheable (never a partial hash).
+const MAX_DEP_FILES: usize = 4096;
+/// Most bytes hashed for one dependency directory outside the stack.
+const MAX_DEP_BYTES: u64 = 512 << 20;
+
+/// What a scan of the stack's directory found: the hash of its files and of the environment
+/// that can change a render.
+#[derive(Debug, Clone, Default)]
+pub struct Tree {
+    pub hash: String,
+}
+
+impl Tree {
+    /// sha256 over every file below `root` (sorted relative path + content hash; symbolic links
+    /// followed), skipping `SKIP_DIRS`, plus the environment that can change a render: the
+    /// variables the files read with `env`/`requiredEnv`, and every variable helm, helmfile,
+    /// kubectl or this tool read (`HELM_*`, `HELMFILE_*`, `NVCF_*`, `KUBECONFIG`, `PATH`,
+    /// `HOME`, `XDG_CONFIG_HOME`, `XDG_DATA_HOME`). A file that cannot be read is an error, not a
+    /// silent gap in the key.
+    pub fn scan(root: &Path) -> Result<Tree> {
+        let mut entries: Vec<(String, PathBuf)> = Vec::new();
+        let walk = walkdir::WalkDir::new(root)
+            .follow_links(true)
+            .sort_by_file_name()
+            .into_iter()
+            .filter_entry(|e| {
+                !(e.file_type().is_dir() && e.depth() > 0 && SKIP_DIRS.iter().any(|s| e.file_name() == *s))
+            });
+        for e in walk {
+            let e = e.with_context(|| format!("cannot read the stack's inputs under {}", root.display()))?;
+            if e.file_type().is_file() {
+                let rel = e
+                    .path()
+                    .strip_prefix(root)
+                    .unwrap_or(e.path())
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                entries.push((rel, e.path().to_path_buf()));
+            }
         }
-    }
-    entries.sort();
-    let mut h = Sha256::new();
-    let mut vars: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
-    for (rel, path) in entries {
-        let bytes = std::fs::read(&path)
-            .with_context(|| format!("cannot read {} while hashing the stack's inputs", path.display()))?;
-        h.update(rel.as_bytes());
-        h.update([0]);
-        h.update(Sha256::digest(&bytes));
-        if let Ok(text) = std::str::from_utf8(&bytes) {
-            vars.extend(env_references(text));
+        entries.sort();
+        let mut h = Sha256::new();
+        let mut vars: BTreeSet<String> = BTreeSet::new();
+        for (rel, path) in &entries {
+            let bytes = std::fs::read(path)
+                .with_context(|| format!("cannot read {} while hashing the stack's inputs", path.display()))?;
+            h.update(rel.as_bytes());
+            h.update([0]);
+            h.update(Sha256::digest(&bytes));
+            if let Ok(text) = std::str::from_utf8(&bytes) {
+                vars.extend(env_references(text));
+            }
         }
-    }
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy();
-        if k.starts_with("HELM_") || k.starts_with("HELMFILE_") || k.starts_with("NVCF_HELM") {
-            vars.insert(k.into_owned());
+        for (k, _) in std::env::vars_os() {
+            let k = k.to_string_lossy();
+            if ["HELM_", "HELMFILE_", "NVCF_"].iter().any(|p| k.starts_with(p)) {
+                vars.insert(k.into_owned());
+            }
         }
-    }
-    for v in vars {
-        h.update([1]);
-        h.update(v.as_bytes());
-        h.update([0]);
-        h.update(
-            std::env::var_os(&v)
-                .map(|x| x.to_string_lossy().into_owned())
-                .unwrap_or_else(|| "\u{0}unset".into())
-                .as_bytes(),
+        vars.extend(
+            ["PATH", "HOME", "KUBECONFIG", "XDG_CONFIG_HOME", "XDG_DATA_HOME"]
+                .iter()
+                .map(|s| s.to_string()),
         );
+        for v in vars {
+            h.update([1]);
+            h.update(v.as_bytes());
+            h.update([0]);
+            h.update(
+                std::env::var_os(&v)
+                    .map(|x| x.to_string_lossy().into_owned())
+                    .unwrap_or_else(|| "\u{0}unset".into())
+                    .as_bytes(),
+            );
+        }
+        Ok(Tree {
+            hash: hex::encode(h.finalize()),
+        })
     }
-    Ok(hex::encode(h.finalize()))
 }
 
 /// Names read with `env "NAME"` / `requiredEnv "NAME"` in a template or state file.
@@ -144,6 +199,286 @@ fn env_references(text: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// What in a state or values file reads an input no key can cover, in words; `None` when
+/// nothing does. Template functions are matched where a template can call them (after `{{`,
+/// `(` or `|`), so a probe's `exec:` key is not one.
+fn unkeyable(text: &str) -> Option<String> {
+    const CALLS: &[(&str, &str)] = &[
+        (
+            "exec",
+            "runs a command (`exec`) whose output is not an input the key can cover",
+        ),
+        ("readDir", "lists a directory (`readDir`)"),
+        ("readDirEntries", "lists a directory (`readDirEntries`)"),
+        ("fetchSecretValue", "fetches a remote secret (`fetchSecretValue`)"),
+        ("expandSecretRefs", "fetches remote secrets (`expandSecretRefs`)"),
+        (
+            "expandenv",
+            "expands environment variables it names at run time (`expandenv`)",
+        ),
+        (
+            "env",
+            "reads an environment variable named at run time (`env` of a non-literal)",
+        ),
+        (
+            "requiredEnv",
+            "reads an environment variable named at run time (`requiredEnv` of a non-literal)",
+        ),
+    ];
+    let b = text.as_bytes();
+    for (name, why) in CALLS {
+        let mut from = 0;
+        while let Some(i) = text[from..].find(name).map(|i| i + from) {
+            from = i + name.len();
+            let before = text[..i].trim_end_matches([' ', '\t']);
+            let called =
+                before.ends_with("{{") || before.ends_with("{{-") || before.ends_with('(') || before.ends_with('|');
+            let next = b.get(from).copied().unwrap_or(b' ');
+            if !called || !(next == b' ' || next == b'\t' || next == b'}' || next == b')') {
+                continue;
+            }
+            // `env "NAME"` is keyed by its variable; any other argument is not.
+            let arg = text[from..].trim_start_matches([' ', '\t']);
+            if (*name == "env" || *name == "requiredEnv") && arg.starts_with('"') {
+                continue;
+            }
+            return Some(why.to_string());
+        }
+    }
+    for (marker, why) in [
+        ("git::", "names a remote git source (`git::`)"),
+        ("::http", "names a remote source (go-getter `::http`)"),
+        ("s3::", "names a remote source (`s3::`)"),
+        ("gcs::", "names a remote source (`gcs::`)"),
+        ("hooks:", "declares hooks (commands run while the state renders)"),
+    ] {
+        if text.contains(marker) {
+            return Some(why.to_string());
+        }
+    }
+    None
+}
+
+/// Path-like words of a file that may name something outside the stack: relative paths that
+/// climb (`../x`, `a/../../b`) and absolute paths. Each is resolved later against the file's
+/// directory and the stack's.
+fn path_references(text: &str) -> Vec<String> {
+    let word = |c: char| c.is_ascii_alphanumeric() || "._-~/+@".contains(c);
+    // After a URL scheme (`file://../dep`, `https://host/x`), what follows `//` is the path.
+    text.split(|c: char| !word(c))
+        .map(|w| w.strip_prefix("//").unwrap_or(w))
+        .filter(|w| w.len() > 1 && (w.starts_with('/') || w.split('/').any(|s| s == "..")))
+        .map(|w| w.trim_end_matches(['.', '/']).to_string())
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// `p` without `.` and `..` components (lexically; `..` at the root stays at the root).
+fn normalise(p: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// One input outside the stack's directory and what it was when the entry was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dep {
+    pub path: PathBuf,
+    /// `absent`, `file:<sha256>`, `dir:<tree hash>`.
+    pub state: String,
+}
+
+/// What `path` is now, as a dependency: absent, a file's hash, or a directory's (bounded) tree
+/// hash. `Ok(None)`: too large to hash, so nothing depending on it may be cached.
+fn dep_state(path: &Path) -> Result<Option<String>> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(Some("absent".into()));
+    };
+    if meta.is_file() {
+        if meta.len() > MAX_DEP_BYTES {
+            return Ok(None);
+        }
+        let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        return Ok(Some(format!("file:{}", hex::encode(Sha256::digest(bytes)))));
+    }
+    if !meta.is_dir() {
+        return Ok(Some("other".into()));
+    }
+    let (mut files, mut bytes) = (0usize, 0u64);
+    let mut h = Sha256::new();
+    for e in walkdir::WalkDir::new(path).follow_links(true).sort_by_file_name() {
+        let Ok(e) = e else { return Ok(None) };
+        if !e.file_type().is_file() {
+            continue;
+        }
+        files += 1;
+        bytes += e.metadata().map(|m| m.len()).unwrap_or(0);
+        if files > MAX_DEP_FILES || bytes > MAX_DEP_BYTES {
+            return Ok(None);
+        }
+        let Ok(content) = std::fs::read(e.path()) else {
+            return Ok(None);
+        };
+        h.update(
+            e.path()
+                .strip_prefix(path)
+                .unwrap_or(e.path())
+                .to_string_lossy()
+                .as_bytes(),
+        );
+        h.update([0]);
+        h.update(Sha256::digest(content));
+    }
+    Ok(Some(format!("dir:{}", hex::encode(h.finalize()))))
+}
+
+/// Most files helmfile reads that are scanned for the paths they name (state files and the
+/// files they name, one level deep).
+const MAX_SCANNED: usize = 512;
+
+/// The inputs outside `root` one render read, each with its current state: the state files,
+/// local charts and values files the loaded state resolves to, and every path that climbs out of
+/// the tree (`../charts/app`, `file://../dep` in a chart's dependencies) or is absolute in the
+/// files helmfile reads (the state files, the files they name such as environment values, the
+/// values files; a local chart's `Chart.yaml`). `Ok(None)`: the render may not be cached (one
+/// of those files reads what no key can cover, see `unkeyable`, or an input is too large to
+/// hash).
+pub fn deps(root: &Path, state: &EnvState) -> Result<Option<Vec<Dep>>> {
+    let mut paths: BTreeSet<PathBuf> = BTreeSet::new();
+    // Files helmfile reads as text, with the directory their relative paths start from.
+    let mut read: Vec<(PathBuf, PathBuf)> = Vec::new();
+    for f in &state.state_files {
+        let p = normalise(&root.join(f));
+        read.push((p.clone(), p.parent().unwrap_or(root).to_path_buf()));
+        paths.insert(p);
+    }
+    for r in &state.releases {
+        let file = root.join(&r.file);
+        let dir = file.parent().unwrap_or(root);
+        if let ChartRef::Local { path } = &r.chart_ref {
+            let chart = normalise(&root.join(path));
+            for meta in ["Chart.yaml", "requirements.yaml"] {
+                read.push((chart.join(meta), chart.clone()));
+            }
+            paths.insert(chart);
+        }
+        for v in r.declared_values.iter().filter_map(|v| v.as_str()) {
+            if v.contains(['*', '?', '[']) || v.contains("://") || v.contains("::") {
+                return Ok(None);
+            }
+            let p = normalise(&dir.join(v));
+            read.push((p.clone(), dir.to_path_buf()));
+            paths.insert(p);
+        }
+    }
+    // The files they name (environment values, values the state lists, `bases:`): read too.
+    let first: Vec<(PathBuf, PathBuf)> = read.clone();
+    for (file, dir) in &first {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for w in words(&text) {
+            for base in [dir.as_path(), root] {
+                let p = normalise(&base.join(&w));
+                if p.is_file() && !read.iter().any(|(f, _)| *f == p) {
+                    read.push((p.clone(), p.parent().unwrap_or(root).to_path_buf()));
+                }
+            }
+        }
+    }
+    if read.len() > MAX_SCANNED {
+        return Ok(None);
+    }
+    for (file, dir) in &read {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        let is_chart_meta = file.ends_with("Chart.yaml") || file.ends_with("requirements.yaml");
+        if !is_chart_meta && unkeyable(&text).is_some() {
+            return Ok(None);
+        }
+        for w in path_references(&text) {
+            for base in [dir.as_path(), root] {
+                let p = normalise(&base.join(&w));
+                // An absolute word counts when it is a file or a chart (a mount path is neither).
+                let counts = !w.starts_with('/') || p.is_file() || p.join("Chart.yaml").is_file() || !p.exists();
+                if counts && p != Path::new("/") {
+                    paths.insert(p);
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for path in paths.into_iter().filter(|p| !p.starts_with(root)) {
+        match dep_state(&path)? {
+            Some(state) => out.push(Dep { path, state }),
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Relative path-like words of a text (`values/base.yaml`, `./x.gotmpl`): candidates for files
+/// it names.
+fn words(text: &str) -> Vec<String> {
+    let word = |c: char| c.is_ascii_alphanumeric() || "._-~/+@".contains(c);
+    text.split(|c: char| !word(c))
+        .filter(|w| w.contains('.') && !w.starts_with('/') && w.len() > 2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// A stored value with the outside inputs it was made from.
+#[derive(Serialize, Deserialize)]
+struct Entry<T> {
+    deps: Vec<Dep>,
+    value: T,
+}
+
+/// The identity of a tool binary: its sha256, remembered per (device, inode, size, mtime,
+/// ctime) so a warm run hashes nothing large. `missing` when the tool is not found.
+pub fn binary_identity(cache: &Cache, path: Option<&Path>) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let Some(path) = path else { return "missing".into() };
+    let Ok(m) = std::fs::metadata(path) else {
+        return "missing".into();
+    };
+    let stat_key = key(&[
+        "binary",
+        &path.to_string_lossy(),
+        &format!(
+            "{} {} {} {}.{} {}.{}",
+            m.dev(),
+            m.ino(),
+            m.len(),
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec()
+        ),
+    ]);
+    if let Some(h) = cache.get::<String>(&stat_key) {
+        return h;
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => {
+            let h = hex::encode(Sha256::digest(bytes));
+            let _ = cache.put(&stat_key, &Some(Vec::new()), &h);
+            h
+        }
+        Err(_) => "unreadable".into(),
+    }
 }
 
 /// The cache key for one purpose (e.g. an environment) over the hashed inputs.
@@ -169,6 +504,64 @@ mod tests {
             env_references("a: {{ env \"FOO\" }}\nb: {{ requiredEnv \"BAR_1\" }}"),
             vec!["FOO", "BAR_1"]
         );
+    }
+
+    #[test]
+    fn template_reads_no_key_can_cover_are_found_and_keys_are_not() {
+        for t in [
+            "a: {{ exec \"date\" (list) }}",
+            "a: {{- readDir \"x\" }}",
+            "a: {{ env .Values.name }}",
+            "a: {{ requiredEnv (printf \"X\") }}",
+            "a: {{ \"$HOME\" | expandenv }}",
+            "bases: [git::https://example.com/x.git@b.yaml]",
+            "releases:\n- name: a\n  hooks:\n  - events: [prepare]",
+        ] {
+            assert!(unkeyable(t).is_some(), "{t}");
+        }
+        for t in [
+            "livenessProbe:\n  exec:\n    command: [true]",
+            "a: {{ env \"FOO\" }} {{ requiredEnv \"BAR\" }}",
+            "a: {{ readFile \"../x.pem\" }}",
+            "environment: prod",
+        ] {
+            assert_eq!(unkeyable(t), None, "{t}");
+        }
+    }
+
+    #[test]
+    fn paths_that_leave_the_tree_are_found() {
+        assert_eq!(
+            path_references("chart: ../charts/app\nrepository: file://../../dep\nv: [/etc/x.yaml]\nimage: a/b:1"),
+            vec!["../charts/app", "../../dep", "/etc/x.yaml"]
+        );
+        let w = tempfile::tempdir().unwrap();
+        let root = w.path().join("stack");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(w.path().join("charts/app")).unwrap();
+        std::fs::write(root.join("helmfile.yaml"), "releases:\n- chart: ../charts/app\n").unwrap();
+        std::fs::write(w.path().join("charts/app/values.yaml"), "a: 1").unwrap();
+        let state = EnvState {
+            state_files: vec!["helmfile.yaml".into()],
+            ..Default::default()
+        };
+        let before = deps(&root, &state).unwrap().unwrap();
+        assert!(
+            before.iter().any(|d| d.path == w.path().join("charts/app")),
+            "{before:?}"
+        );
+        std::fs::write(w.path().join("charts/app/values.yaml"), "a: 2").unwrap();
+        assert_ne!(before, deps(&root, &state).unwrap().unwrap());
+        // An entry made before the change is not used after it.
+        let c = Cache {
+            dir: w.path().join("cache"),
+        };
+        c.put("k", &Some(before), &1u8).unwrap();
+        assert_eq!(c.get::<u8>("k"), None);
+        c.put("k", &deps(&root, &state).unwrap(), &1u8).unwrap();
+        assert_eq!(c.get::<u8>("k"), Some(1));
+        c.put("u", &None, &1u8).unwrap();
+        assert_eq!(c.get::<u8>("u"), None, "an uncacheable render is not stored");
     }
 
     #[test]

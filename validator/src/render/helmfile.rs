@@ -243,15 +243,16 @@ pub fn start_template_early(
         .tempdir()
         .context("creating a temporary directory")?;
     let predicted = predicted_local(listed);
-    let (tools, entry, env, out, select, skip) = (
+    let (tools, entry, env, out, select, skip, caps) = (
         tools.clone(),
         inputs.entry.to_path_buf(),
         environment.to_string(),
         work.path().join("speculated"),
         predicted.clone(),
         skip_deps(inputs.opts),
+        inputs.opts.clone(),
     );
-    let handle = std::thread::spawn(move || template(&tools, &entry, &env, &out, &select, skip));
+    let handle = std::thread::spawn(move || template(&tools, &entry, &env, &out, &select, skip, &caps));
     Ok(Early {
         work,
         predicted,
@@ -350,7 +351,7 @@ pub fn render_env(
             (early.as_ref().expect("speculated").dir(), res)
         }
         _ if !wanted.is_empty() => {
-            let res = template(tools, entry, environment, &out_dir, &wanted, skip_deps);
+            let res = template(tools, entry, environment, &out_dir, &wanted, skip_deps, opts);
             (out_dir, res)
         }
         _ => (out_dir, Ok(())),
@@ -403,7 +404,7 @@ pub fn render_env(
         }
         selection.retain(|s| !hit.iter().any(|r| selects(s, r)));
         out_dir = work.path().join(format!("out-{round}"));
-        template_res = template(tools, entry, environment, &out_dir, &selection, skip_deps);
+        template_res = template(tools, entry, environment, &out_dir, &selection, skip_deps, opts);
     }
     // Every file helm wrote for this environment, together, is bounded like any other input.
     let mut budget = crate::yaml::MAX_INPUT;
@@ -420,7 +421,7 @@ pub fn render_env(
     // Mirror and online renders of remote charts: one output directory per release.
     for (r, p) in state.releases.iter().zip(&plans) {
         if let Plan::Mirror { tarball, .. } = p {
-            match helm_template_tarball(tools, r, tarball, work.path()) {
+            match helm_template_tarball(tools, r, tarball, work.path(), opts) {
                 Ok(dir) => {
                     for (inner, text) in rendered_files(&dir, &mut budget)? {
                         let n = push_docs(&text, &inner, None, environment, r, &mut docs)?;
@@ -499,6 +500,118 @@ fn abs_sha8(p: &Path) -> String {
     hex::encode(h)[..8].to_string()
 }
 
+/// The flags that tell `helm template` which cluster it renders for, as `helmfile apply`'s helm
+/// learns it from the API server: `--kube-version` (the policy's Kubernetes version) and one
+/// `--api-versions` per served group/version and group/version/kind (`Options::api_versions`).
+pub fn capability_flags(opts: &Options) -> Vec<String> {
+    let mut v = Vec::new();
+    if let Some(k) = kube_version(opts) {
+        v.push("--kube-version".to_string());
+        v.push(k);
+    }
+    v.extend(helm_only_flags(opts));
+    v
+}
+
+/// `v1.35.0` for helm's `--kube-version`; `None` when no version is set.
+fn kube_version(opts: &Options) -> Option<String> {
+    (!opts.kube_version.is_empty()).then(|| format!("v{}.0", opts.kube_version))
+}
+
+/// The flags helmfile has no option of its own for (passed with `--args`): `--api-versions`
+/// and, for the upgrade render, `--is-upgrade`.
+fn helm_only_flags(opts: &Options) -> Vec<String> {
+    let mut v: Vec<String> = opts
+        .api_versions
+        .iter()
+        .map(|a| format!("--api-versions={a}"))
+        .collect();
+    if opts.is_upgrade {
+        v.push("--is-upgrade".into());
+    }
+    v
+}
+
+/// The group/versions and group/version/kinds the CRDs among `docs` serve (what the API server
+/// reports once they are installed), sorted.
+pub fn rendered_api_versions(docs: &[RenderedDoc]) -> Vec<String> {
+    let mut out = std::collections::BTreeSet::new();
+    for d in docs.iter().map(|d| &d.body) {
+        if d.get("kind").and_then(Value::as_str) != Some("CustomResourceDefinition") {
+            continue;
+        }
+        let Some(group) = d.pointer("/spec/group").and_then(Value::as_str) else {
+            continue;
+        };
+        let Some(kind) = d.pointer("/spec/names/kind").and_then(Value::as_str) else {
+            continue;
+        };
+        for v in d
+            .pointer("/spec/versions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            if v.get("served").and_then(Value::as_bool) == Some(false) {
+                continue;
+            }
+            if let Some(name) = v.get("name").and_then(Value::as_str) {
+                out.insert(format!("{group}/{name}"));
+                out.insert(format!("{group}/{name}/{kind}"));
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+/// Whether a chart the environment rendered reads `.Capabilities.APIVersions` (so the API
+/// versions its render was given matter): the local charts' files are read, a remote chart's
+/// tarball is listed with `tar`; what cannot be read counts as reading them.
+pub fn reads_api_versions(root: &Path, state: &EnvState, status: &[ReleaseStatus]) -> bool {
+    charts_mention(root, state, status, &[b"APIVersions"])
+}
+
+/// Whether a chart the environment rendered holds any of `needles` in one of its files (the
+/// local charts' files are read, a remote chart's tarball is listed with `tar`); what cannot be
+/// read counts as holding them.
+pub fn charts_mention(root: &Path, state: &EnvState, status: &[ReleaseStatus], needles: &[&[u8]]) -> bool {
+    let holds = |b: &[u8]| needles.iter().any(|n| b.windows(n.len()).any(|w| w == *n));
+    let rendered = |r: &Release| {
+        status
+            .iter()
+            .any(|s| s.rendered && s.name == r.name && s.namespace == r.namespace)
+    };
+    for r in state.releases.iter().filter(|r| rendered(r)) {
+        match &r.chart_ref {
+            ChartRef::Local { path } => {
+                for e in walkdir::WalkDir::new(root.join(path)).follow_links(true).into_iter() {
+                    let Ok(e) = e else { return true };
+                    if e.file_type().is_file() && std::fs::read(e.path()).is_ok_and(|b| holds(&b)) {
+                        return true;
+                    }
+                }
+            }
+            _ => {
+                let tarball = status
+                    .iter()
+                    .find(|s| s.name == r.name && s.namespace == r.namespace)
+                    .and_then(|s| s.mirror.as_ref())
+                    .map(|m| m.tarball.clone());
+                let Some(t) = tarball else { return true };
+                match std::process::Command::new("tar").arg("-xzOf").arg(&t).output() {
+                    Ok(o) if o.status.success() => {
+                        if holds(&o.stdout) {
+                            return true;
+                        }
+                    }
+                    _ => return true,
+                }
+            }
+        }
+    }
+    false
+}
+
 fn template(
     tools: &Tools,
     entry: &Path,
@@ -506,6 +619,7 @@ fn template(
     out: &Path,
     select: &[Selection],
     skip_deps: bool,
+    opts: &Options,
 ) -> Result<()> {
     if select.is_empty() {
         return Ok(());
@@ -529,6 +643,15 @@ fn template(
         .arg("{{ .OutputDir }}/{{ .State.AbsPathSHA1 }}/{{ .Release.Namespace }}__{{ .Release.Name }}");
     if skip_deps {
         cmd.arg("--skip-deps");
+    }
+    // The cluster helm renders for: helmfile's own --kube-version, and the API versions through
+    // --args (helmfile appends them to helmDefaults.args, it does not replace them).
+    if let Some(k) = kube_version(opts) {
+        cmd.arg("--kube-version").arg(k);
+    }
+    let helm_only = helm_only_flags(opts);
+    if !helm_only.is_empty() {
+        cmd.arg("--args").arg(helm_only.join(" "));
     }
     let what = format!("helmfile template (environment {environment})");
     // (What went wrong and what to do is said by `stack::failure::explain_template`.)
@@ -669,7 +792,7 @@ fn push_docs(
 /// `helm template` of a remote chart's tarball into its own output directory (returned): helm
 /// writes each template to `<dir>/<chart>/templates/<file>`, as `helmfile template` does for the
 /// local charts.
-fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path) -> Result<PathBuf> {
+fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path, opts: &Options) -> Result<PathBuf> {
     // A sealed helm may write only beneath directories that exist when it starts.
     let remote = work.join("remote");
     std::fs::create_dir_all(&remote).with_context(|| format!("cannot create {}", remote.display()))?;
@@ -682,7 +805,8 @@ fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path
         .arg(&r.namespace)
         .arg("--include-crds")
         .arg("--output-dir")
-        .arg(&out);
+        .arg(&out)
+        .args(capability_flags(opts));
     if r.values.as_object().is_some_and(|m| !m.is_empty()) {
         let vf = work.join(format!("{}__{}.values.json", r.namespace, r.name));
         std::fs::write(&vf, serde_json::to_vec(&r.values)?)?;

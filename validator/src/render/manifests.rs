@@ -57,9 +57,14 @@ impl TemplateLines {
     }
 }
 
-/// The Kubernetes objects of one document: the document itself, or the items of a `List` (any
-/// kind ending in `List` with `items`). Anything that is not an object with apiVersion, kind and
-/// metadata.name is an error: the gate does not skip what it cannot judge.
+/// The Kubernetes objects of one document, as the API clients (kubectl, and helm through the
+/// same client library) read it: a document with a top-level `items` key is a list whatever its
+/// `kind` (apimachinery's unstructured decoder looks only for `items`), and its items are the
+/// objects; an item without `kind` and `apiVersion` takes the list's `apiVersion` and its `kind`
+/// without the `List` suffix, as the decoder sets them. `items: null` is an empty list. A list
+/// inside a list, or `items` that is neither a sequence nor null, is refused. Anything that is
+/// not an object with apiVersion, kind and metadata.name is an error: the gate does not skip
+/// what it cannot judge.
 pub fn objects_of(doc: Value, file: &str, index: usize, line: usize) -> Result<Vec<Value>> {
     Ok(objects_with_lines(doc, &[], file, index, line)?
         .into_iter()
@@ -67,7 +72,7 @@ pub fn objects_of(doc: Value, file: &str, index: usize, line: usize) -> Result<V
         .collect())
 }
 
-/// Like `objects_of`, with the line of each object: a `List`'s items at their own lines
+/// Like `objects_of`, with the line of each object: a list's items at their own lines
 /// (`item_lines` from the parser), else the document's line.
 pub fn objects_with_lines(
     doc: Value,
@@ -76,21 +81,44 @@ pub fn objects_with_lines(
     index: usize,
     line: usize,
 ) -> Result<Vec<(Value, usize)>> {
-    let kind = doc.get("kind").and_then(Value::as_str).unwrap_or_default();
-    let items: Vec<(Value, usize)> = if kind.ends_with("List") && doc.get("items").is_some_and(Value::is_array) {
-        let Value::Object(mut m) = doc else {
-            unreachable!("a document with items is a mapping")
-        };
-        let Some(Value::Array(items)) = m.remove("items") else {
-            unreachable!("checked above")
-        };
-        items
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (v, item_lines.get(i).copied().unwrap_or(line)))
-            .collect()
-    } else {
-        vec![(doc, line)]
+    let items: Vec<(Value, usize)> = match doc {
+        Value::Object(mut m) if m.contains_key("items") => {
+            let list_kind = m.get("kind").and_then(Value::as_str).unwrap_or_default().to_string();
+            let list_api = m
+                .get("apiVersion")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string();
+            let items = match m.remove("items") {
+                Some(Value::Array(items)) => items,
+                Some(Value::Null) => Vec::new(),
+                _ => bail!(
+                    "{file}: document {index} (line {line}) has a top-level `items` that is not a list; kubectl and \
+                     helm read every document with `items` as a list of objects and refuse this one"
+                ),
+            };
+            let item_kind = list_kind.strip_suffix("List").unwrap_or(&list_kind).to_string();
+            let mut out = Vec::with_capacity(items.len());
+            for (i, mut v) in items.into_iter().enumerate() {
+                let at = item_lines.get(i).copied().unwrap_or(line);
+                if let Value::Object(item) = &mut v {
+                    if item.contains_key("items") {
+                        bail!(
+                            "{file}: document {index}, item {i} (line {at}) is itself a list (`items`): nested lists \
+                             are refused; put each object in the outer list or in its own document"
+                        );
+                    }
+                    let unset = |k: &str| item.get(k).and_then(Value::as_str).is_none_or(str::is_empty);
+                    if unset("kind") && unset("apiVersion") {
+                        item.insert("kind".into(), Value::String(item_kind.clone()));
+                        item.insert("apiVersion".into(), Value::String(list_api.clone()));
+                    }
+                }
+                out.push((v, at));
+            }
+            out
+        }
+        doc => vec![(doc, line)],
     };
     for (body, at) in &items {
         let field = |p: &str| body.pointer(p).and_then(Value::as_str).filter(|s| !s.trim().is_empty());
@@ -135,9 +163,27 @@ pub fn read_manifests(path: &str, environment: &str) -> Result<Vec<RenderedDoc>>
     } else {
         let p = Path::new(path);
         if p.is_dir() {
+            // Symbolic links are followed (kubectl reads a linked file as the file); a link that
+            // loops or leads nowhere is refused, never skipped.
             let mut files: Vec<_> = walkdir::WalkDir::new(p)
+                .follow_links(true)
                 .into_iter()
-                .filter_map(|e| e.ok())
+                .map(|e| {
+                    e.map_err(|err| match err.loop_ancestor() {
+                        Some(a) => anyhow::anyhow!(
+                            "--manifests {path}: the symbolic link {} loops back to {}; remove the loop",
+                            err.path().map(|p| p.display().to_string()).unwrap_or_default(),
+                            a.display()
+                        ),
+                        None => anyhow::anyhow!(
+                            "--manifests {path}: cannot read {} ({err}); a symbolic link that leads nowhere is \
+                             refused, not skipped",
+                            err.path().map(|p| p.display().to_string()).unwrap_or_default()
+                        ),
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?
+                .into_iter()
                 .filter(|e| e.file_type().is_file())
                 .filter(|e| {
                     matches!(
@@ -201,6 +247,59 @@ pub fn parse_manifests(file: &str, text: &str, environment: &str) -> Result<Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn items_are_objects_whatever_the_kind() {
+        let doc: Value = serde_json::json!({
+            "apiVersion": "v1", "kind": "Anything",
+            "items": [
+                {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a"}},
+                {"metadata": {"name": "b"}}
+            ]
+        });
+        let objs = objects_of(doc, "f", 0, 1).unwrap();
+        assert_eq!(objs.len(), 2);
+        assert_eq!(objs[0]["kind"], "Deployment");
+        // An item with neither kind nor apiVersion takes the list's, as the decoder sets them.
+        assert_eq!(
+            (objs[1]["apiVersion"].as_str(), objs[1]["kind"].as_str()),
+            (Some("v1"), Some("Anything"))
+        );
+        let cm_list =
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMapList", "items": [{"metadata": {"name": "c"}}]});
+        assert_eq!(objects_of(cm_list, "f", 0, 1).unwrap()[0]["kind"], "ConfigMap");
+        let empty = serde_json::json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "x"}, "items": null});
+        assert!(objects_of(empty, "f", 0, 1).unwrap().is_empty());
+        let nested = serde_json::json!({"kind": "List", "apiVersion": "v1", "items": [{"kind": "List", "apiVersion": "v1", "items": []}]});
+        assert!(format!("{:#}", objects_of(nested, "f", 0, 1).unwrap_err()).contains("nested lists"));
+        let scalar = serde_json::json!({"kind": "X", "apiVersion": "v1", "metadata": {"name": "x"}, "items": "a"});
+        assert!(objects_of(scalar, "f", 0, 1).is_err());
+    }
+
+    #[test]
+    fn manifests_follow_symbolic_links_and_refuse_loops() {
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("real");
+        std::fs::create_dir_all(&real).unwrap();
+        std::fs::write(
+            real.join("cm.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: linked}\n",
+        )
+        .unwrap();
+        let dir = d.path().join("m");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::os::unix::fs::symlink(real.join("cm.yaml"), dir.join("file-link.yaml")).unwrap();
+        std::os::unix::fs::symlink(&real, dir.join("dir-link")).unwrap();
+        let docs = read_manifests(dir.to_str().unwrap(), "").unwrap();
+        assert_eq!(docs.len(), 2, "the linked file and the file in the linked directory");
+        std::os::unix::fs::symlink(&dir, real.join("back")).unwrap();
+        let e = format!("{:#}", read_manifests(dir.to_str().unwrap(), "").unwrap_err());
+        assert!(e.contains("loops back"), "{e}");
+        std::fs::remove_file(real.join("back")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("nowhere.yaml"), dir.join("dangling.yaml")).unwrap();
+        let e = format!("{:#}", read_manifests(dir.to_str().unwrap(), "").unwrap_err());
+        assert!(e.contains("leads nowhere"), "{e}");
+    }
 
     #[test]
     fn template_lines() {

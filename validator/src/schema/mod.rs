@@ -15,6 +15,7 @@
 
 pub mod builtin;
 pub mod crd;
+pub mod removed;
 
 use crate::graph::{group_of, Graph, Object};
 use crate::policy::Policy;
@@ -179,6 +180,31 @@ fn read_installed(version: &str, start: &Path) -> Result<(String, PathBuf)> {
 }
 
 impl SchemaSet {
+    /// What a cluster of this Kubernetes version with the policy's CRDs reports as served, in
+    /// helm's `--api-versions` forms: `group/version` (`v1` for the core group) and
+    /// `group/version/Kind`, sorted.
+    pub fn api_versions(&self) -> Vec<String> {
+        let mut out = std::collections::BTreeSet::new();
+        let builtin = self
+            .builtin
+            .keys()
+            .map(|(g, v, k)| (g.as_str(), v.as_str(), k.as_str()));
+        let declared = self
+            .declared
+            .iter()
+            .map(|c| (c.group.as_str(), c.version.as_str(), c.kind.as_str()));
+        for (g, v, k) in builtin.chain(declared) {
+            let gv = if g.is_empty() {
+                v.to_string()
+            } else {
+                format!("{g}/{v}")
+            };
+            out.insert(format!("{gv}/{k}"));
+            out.insert(gv);
+        }
+        out.into_iter().collect()
+    }
+
     /// Load the Kubernetes schemas of the policy's version and the policy's CRD files.
     pub fn load(policy: &Policy, start: &Path) -> Result<SchemaSet> {
         let wanted = policy
@@ -359,6 +385,29 @@ impl<'a> EnvSchemas<'a> {
             .builtin
             .get_key_value(&(group.to_string(), version.to_string(), kind.to_string()))
             .map(|(_, name)| Source::Kubernetes(name.as_str()))
+    }
+
+    /// `Some(versions)` when `api_version` is in a group the Kubernetes API server serves itself
+    /// (a built-in group of this version's schema) and no CRD of the environment or the policy
+    /// defines `kind` there, yet Kubernetes serves no such version/kind: the API server refuses
+    /// the object. `versions`: the group/versions in which it serves `kind` (may be empty).
+    pub fn unserved_builtin(&self, api_version: &str, kind: &str) -> Option<Vec<String>> {
+        if self.find(api_version, kind).is_some() {
+            return None;
+        }
+        let group = group_of(api_version);
+        if !self.set.builtin.keys().any(|(g, _, _)| g == group) {
+            return None;
+        }
+        let mut served: Vec<String> = self
+            .set
+            .builtin
+            .keys()
+            .filter(|(g, _, k)| g == group && k == kind)
+            .map(|(g, v, _)| if g.is_empty() { v.clone() } else { format!("{g}/{v}") })
+            .collect();
+        served.sort();
+        Some(served)
     }
 
     /// The compiled validator of a source (compiled once per run).

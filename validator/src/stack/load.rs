@@ -359,6 +359,7 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                         .collect()
                 })
                 .unwrap_or_default();
+            let cluster_reads = cluster_reads(&chart_ref, &root_abs, defaults);
             state.releases.push(Release {
                 name,
                 namespace,
@@ -381,7 +382,8 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 set,
                 file: rel.clone(),
                 line,
-                refused: None,
+                refused: post_renderer(r, defaults),
+                cluster_reads,
             });
         }
         state.repositories.extend(repos);
@@ -409,6 +411,111 @@ pub fn effective_devel(release: &Value, defaults: Option<&Value>) -> bool {
 pub fn devel_from_defaults(release: &Value, defaults: Option<&Value>) -> bool {
     !matches!(release.get("devel"), Some(Value::Bool(_) | Value::String(_)))
         && truthy(defaults.and_then(|h| h.get("devel")))
+}
+
+/// Most files of one local chart read for `lookup` calls; a larger chart is reported as one
+/// that may read the cluster (never partly read).
+const MAX_CHART_FILES: usize = 10_000;
+
+/// Where a release's applied form depends on the cluster (`Release::cluster_reads`): every
+/// `lookup` call in its local chart's templates (subcharts included), and
+/// `helmDefaults.reuseValues: true`. A call is `lookup` where a template can call it: after
+/// `{{`, `(` or `|`, followed by a space (a `lookupTable:` key or a comment is not one).
+pub fn cluster_reads(chart: &ChartRef, root: &Path, defaults: Option<&Value>) -> Vec<crate::stack::ClusterRead> {
+    use crate::stack::ClusterRead;
+    let mut out = Vec::new();
+    if truthy(defaults.and_then(|h| h.get("reuseValues"))) {
+        out.push(ClusterRead {
+            file: None,
+            line: None,
+            what: "helmDefaults.reuseValues: true".into(),
+        });
+    }
+    let ChartRef::Local { path } = chart else { return out };
+    let dir = root.join(path);
+    let mut files = 0;
+    for e in walkdir::WalkDir::new(&dir).follow_links(true).sort_by_file_name() {
+        let Ok(e) = e else { continue };
+        files += 1;
+        if files > MAX_CHART_FILES {
+            out.push(ClusterRead {
+                file: Some(path.clone()),
+                line: None,
+                what: format!("a chart of more than {MAX_CHART_FILES} files, not read for `lookup`"),
+            });
+            break;
+        }
+        let inner = e.path().strip_prefix(&dir).unwrap_or(e.path());
+        if !e.file_type().is_file() || !inner.components().any(|c| c.as_os_str() == "templates") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(e.path()) else {
+            continue;
+        };
+        for (i, l) in text.lines().enumerate() {
+            if calls_lookup(l) {
+                out.push(ClusterRead {
+                    file: Some(format!("{path}/{}", inner.to_string_lossy())),
+                    line: Some(i + 1),
+                    what: "lookup".into(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// A template line that calls `lookup`.
+fn calls_lookup(line: &str) -> bool {
+    let mut from = 0;
+    while let Some(i) = line[from..].find("lookup").map(|i| i + from) {
+        from = i + "lookup".len();
+        let before = line[..i].trim_end_matches([' ', '\t']);
+        // After `{{`, `(`, `|` or an assignment (`$x := lookup …`).
+        let called = ["{{", "{{-", "(", "|", "="].iter().any(|p| before.ends_with(p));
+        if called && line[from..].starts_with([' ', '\t']) {
+            return true;
+        }
+    }
+    false
+}
+
+/// What rewrites a release's manifests after helm renders them, at apply time: a post-renderer
+/// (the release's `postRenderer`, `helmDefaults.postRenderer`, or `--post-renderer` in
+/// `helmDefaults.args`). `helm template --output-dir` writes the files before helm runs it, so the
+/// gate does not judge such a release: it is refused (not rendered, and the run cannot pass),
+/// with these words naming the input.
+pub fn post_renderer(release: &Value, defaults: Option<&Value>) -> Option<String> {
+    fn named(v: Option<&Value>) -> Option<&str> {
+        v.and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
+    }
+    let input = if let Some(p) = named(release.get("postRenderer")) {
+        format!("postRenderer: {p}")
+    } else if let Some(p) = named(defaults.and_then(|h| h.get("postRenderer"))) {
+        format!("helmDefaults.postRenderer: {p}")
+    } else {
+        let args: Vec<&str> = defaults
+            .and_then(|h| h.get("args"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .flat_map(str::split_whitespace)
+            .collect();
+        let at = args
+            .iter()
+            .position(|a| *a == "--post-renderer" || a.starts_with("--post-renderer="))?;
+        let value = args[at]
+            .strip_prefix("--post-renderer=")
+            .or(args.get(at + 1).copied())
+            .unwrap_or("");
+        format!("helmDefaults.args: --post-renderer {value}")
+    };
+    Some(format!(
+        "its manifests are rewritten at apply time by a post-renderer ({input}), which the gate does not run \
+         (helm template --output-dir writes them before it would): render that change in the chart or its values \
+         instead, or remove the post-renderer"
+    ))
 }
 
 /// What turns TLS verification off for a release's chart fetches (helmfile ORs the release's
@@ -486,6 +593,7 @@ pub fn add_refused(
             file: rel.clone(),
             line: release_line(&source, &r.name, nth),
             refused: Some(reason.clone()),
+            cluster_reads: Vec::new(),
         };
         match r.kind {
             RefusalKind::Duplicate => {
@@ -707,6 +815,17 @@ mod tests {
             docs[0].doc["releases"][0]["values"][0]["note"],
             "x\n---\n#  Source: /evil"
         );
+    }
+
+    #[test]
+    fn lookup_calls_are_found_where_a_template_calls_them() {
+        assert!(calls_lookup(
+            r#"{{- $s := lookup "v1" "Secret" .Release.Namespace "x" }}"#
+        ));
+        assert!(calls_lookup(r#"{{ if (lookup "v1" "Namespace" "" "a") }}"#));
+        assert!(!calls_lookup("dnsLookup: true"));
+        assert!(!calls_lookup("{{/* no lookup here */}}"));
+        assert!(!calls_lookup("{{ .Values.lookupTable }}"));
     }
 
     #[test]

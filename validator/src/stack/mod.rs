@@ -137,12 +137,27 @@ pub struct Release {
     /// State file (repository-relative) and line of the `- name:` entry.
     pub file: String,
     pub line: Option<usize>,
+    /// Where what the release installs depends on the live cluster at apply time, which no
+    /// offline render can know: `lookup` calls in its local chart's templates and
+    /// `helmDefaults.reuseValues` (see the `render-depends-on-cluster` rule).
+    #[serde(default)]
+    pub cluster_reads: Vec<ClusterRead>,
     /// helmfile refused to load this release (declared twice in one state file, an OCI version
     /// it does not accept): its words. The rest of the environment is judged without it; the
     /// release is never rendered, and the run may only end in a verdict when a finding about it
     /// stands (see `engine`).
     #[serde(default)]
     pub refused: Option<String>,
+}
+
+/// One place a release's applied form depends on the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ClusterRead {
+    /// Repository-relative template file, or `None` for a state setting (the release's file).
+    pub file: Option<String>,
+    pub line: Option<usize>,
+    /// What reads the cluster, in words (`lookup`, `helmDefaults.reuseValues: true`).
+    pub what: String,
 }
 
 impl Release {
@@ -163,4 +178,14 @@ pub struct Options {
     pub chart_mirror: Option<PathBuf>,
     /// The chart lock file beside the entry state (the policy's `settings.lockFile`).
     pub lock_file: String,
+    /// The Kubernetes version helm renders for (`--kube-version`): the policy's
+    /// `settings.kubernetesVersion` (`1.35`), as the cluster will report it at apply time.
+    pub kube_version: String,
+    /// What helm reports as served (`--api-versions`, `.Capabilities.APIVersions`): every
+    /// built-in group/version and group/version/kind of that Kubernetes version, and those of the
+    /// CRDs the policy declares (those an environment renders are added by `render`).
+    pub api_versions: Vec<String>,
+    /// Render as an upgrade (`--is-upgrade`: `.Release.IsUpgrade` true), as every apply after the
+    /// first one does.
+    pub is_upgrade: bool,
 }

@@ -118,7 +118,22 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
         };
         for (list, c) in obj.containers() {
             let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
-            for (place, cmds) in commands(c) {
+            let ns = obj.namespace.as_deref().unwrap_or("");
+            for (written, var, why) in unreadable(Some(ctx.graph), ns, c) {
+                out.push(
+                    container_finding(
+                        INSECURE_FLAG,
+                        obj,
+                        c,
+                        "",
+                        &written,
+                        format!("{who} runs with `{written}`, which the gate cannot read ($({var}): {why}); it may turn TLS or verification off"),
+                    )
+                    .with_help(format!("give `{written}` a value the render shows (a literal env value or a rendered ConfigMap key), so the command line can be judged"))
+                    .with_cause(cause(&format!("unreadable:{var}"))),
+                );
+            }
+            for (place, cmds) in commands(Some(ctx.graph), ns, c) {
                 let runs = if place.is_empty() {
                     "runs with".to_string()
                 } else if place == "source" {

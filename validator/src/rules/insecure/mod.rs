@@ -67,8 +67,16 @@ const PLAINTEXT_ENDPOINT: &str = "plaintext-endpoint";
 /// status -tls-skip-verify` once TLS is on). Broader than `crate::router::parse_flags` on purpose
 /// (every element, any scalar, `-flag` too): this hunts any client's insecure switch, not the
 /// router's contract.
-pub(crate) fn commands(c: &Value) -> Vec<(&'static str, Vec<shell::SimpleCommand>)> {
-    let argv: Vec<String> = router::command_line(c).map(scalar_text).collect();
+///
+/// Every element is expanded as the kubelet expands it (`router::expand_items`: `$(VAR)` from the
+/// container's env, earlier entries, rendered ConfigMaps of `g` in `ns`), so `args:
+/// ["$(EXTRA)"]` with `EXTRA=--insecure` is judged as `--insecure`. What the gate cannot read is
+/// in `unreadable`.
+pub(crate) fn commands(g: Option<&Graph>, ns: &str, c: &Value) -> Vec<(&'static str, Vec<shell::SimpleCommand>)> {
+    let argv: Vec<String> = router::expand_items(g, ns, c, router::command_line(c))
+        .into_iter()
+        .map(|e| e.text)
+        .collect();
     let mut out = vec![("", shell::argv_commands(&argv))];
     // Argo Workflows' script template: `source` is a script its `command` interpreter runs.
     if let Some(source) = c.get("source").and_then(Value::as_str) {
@@ -85,8 +93,32 @@ pub(crate) fn commands(c: &Value) -> Vec<(&'static str, Vec<shell::SimpleCommand
         ("lifecycle.preStop", "/lifecycle/preStop/exec/command"),
     ] {
         if let Some(items) = c.pointer(ptr).and_then(Value::as_array) {
-            let argv: Vec<String> = items.iter().map(scalar_text).collect();
+            let argv: Vec<String> = router::expand_items(g, ns, c, items.iter())
+                .into_iter()
+                .map(|e| e.text)
+                .collect();
             out.push((label, shell::argv_commands(&argv)));
+        }
+    }
+    out
+}
+
+/// Elements of a container's command line whose expansion the gate cannot know (a `$(VAR)` from a
+/// Secret, a field reference, an `envFrom` source it cannot list) and that may be an insecure
+/// switch: a whole element that is such a reference (it may be any flag), or a switch of the
+/// table whose value is one (`--tls-skip-verify=$(SKIP)`). `(element as written, variable, why)`.
+pub(crate) fn unreadable(g: Option<&Graph>, ns: &str, c: &Value) -> Vec<(String, String, String)> {
+    let raw: Vec<String> = router::command_line(c).map(scalar_text).collect();
+    let mut out = Vec::new();
+    for (written, e) in raw.iter().zip(router::expand_items(g, ns, c, router::command_line(c))) {
+        let Some((var, why)) = e.unknown.first() else { continue };
+        let whole = written.trim() == format!("$({var})");
+        let switch = written
+            .trim_start_matches('-')
+            .split_once('=')
+            .is_some_and(|(name, _)| written.starts_with('-') && switch_def(&norm(name)).is_some());
+        if whole || switch {
+            out.push((written.clone(), var.clone(), why.clone()));
         }
     }
     out

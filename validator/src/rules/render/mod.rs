@@ -8,9 +8,11 @@ use crate::finding::Severity;
 
 mod object_scope_known;
 mod release_renders_nothing;
+mod render_depends_on_cluster;
 
 pub const RELEASE_RENDERS_NOTHING: &str = "release-renders-nothing";
 pub const OBJECT_SCOPE_KNOWN: &str = "object-scope-known";
+pub const RENDER_DEPENDS_ON_CLUSTER: &str = "render-depends-on-cluster";
 
 pub static RULES: &[Rule] = &[
     Rule {
@@ -30,5 +32,15 @@ pub static RULES: &[Rule] = &[
         explain: include_str!("object-scope-known.md"),
         scope: Scope::Objects,
         check: object_scope_known::object_scope_known,
+    },
+    Rule {
+        id: RENDER_DEPENDS_ON_CLUSTER,
+        family: "render",
+        severity: Severity::Error,
+        summary: "what a release installs depends on the live cluster at apply time (`lookup` in a template, \
+                  `helmDefaults.reuseValues`), so no offline render is the one applied",
+        explain: include_str!("render-depends-on-cluster.md"),
+        scope: Scope::State,
+        check: render_depends_on_cluster::render_depends_on_cluster,
     },
 ];

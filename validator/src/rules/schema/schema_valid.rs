@@ -34,7 +34,9 @@ pub fn check(ctx: &Ctx) -> Vec<Finding> {
             .or_insert_with(|| env.find(&o.api_version, &o.kind).map(|s| (s, env.validator(s))));
         match entry {
             None => {
-                if ctx.policy.settings.schema_required(o.group(), &o.kind) {
+                if let Some(served) = env.unserved_builtin(&o.api_version, &o.kind) {
+                    out.push(unserved(o, env.kubernetes_version(), &served));
+                } else if ctx.policy.settings.schema_required(o.group(), &o.kind) {
                     out.push(
                         Finding::object(
                             ID,
@@ -96,6 +98,37 @@ pub fn check(ctx: &Ctx) -> Vec<Finding> {
         }
     }
     out
+}
+
+/// A built-in kind in an apiVersion the API server of this Kubernetes version does not serve
+/// (`apps/v1beta2`): it refuses the object (`no matches for kind`), whatever its fields.
+fn unserved(o: &Object, version: &str, served: &[String]) -> Finding {
+    let since = match schema::removed::removal(&o.api_version, &o.kind) {
+        Some((when, _)) => format!(" (removed in Kubernetes {when})"),
+        None => String::new(),
+    };
+    let instead = match (schema::removed::removal(&o.api_version, &o.kind), served) {
+        (_, [first, ..]) => format!("use apiVersion {first} (served: {})", served.join(", ")),
+        (Some((_, instead)), []) => format!("the kind is gone; replacement: {instead}"),
+        (None, []) => format!(
+            "no version of {} serves kind {}: check the apiVersion and kind",
+            if o.group().is_empty() {
+                "the core group"
+            } else {
+                o.group()
+            },
+            o.kind
+        ),
+    };
+    Finding::object(
+        ID,
+        o,
+        format!(
+            "{} {} is not served by Kubernetes {version}{since}: the API server refuses this object",
+            o.api_version, o.kind
+        ),
+    )
+    .with_help(instead)
 }
 
 fn finding(o: &Object, source: &Source, version: &str, issue: &Issue) -> Finding {

@@ -9,7 +9,7 @@ use super::*;
 /// -dev`), or after a `bao`/`vault`/`openbao` binary anywhere on the command line (`sh -c "exec
 /// vault server -dev"`). The dev server's listener is plaintext.
 pub(super) fn dev_server(c: &Value) -> Option<String> {
-    let (_, cmds) = commands(c).into_iter().next()?;
+    let (_, cmds) = commands(None, "", c).into_iter().next()?;
     let args_only = args_only(c);
     for (i, cmd) in cmds.iter().enumerate() {
         let a = &cmd.argv;

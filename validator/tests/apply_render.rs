@@ -1,0 +1,219 @@
+//! The gate judges the render `helmfile apply` installs, not helm's defaults: helm is told the
+//! policy's Kubernetes version (`.Capabilities.KubeVersion`), the API versions that version
+//! serves in every form a template asks (`.Capabilities.APIVersions.Has "apps/v1/Deployment"`),
+//! and those of the CRDs the environment renders; a post-renderer, which `helm template
+//! --output-dir` would skip, is refused (exit 2 naming the release and the input).
+//!
+//! Each stack here makes a template branch on what differs: the insecure branch (an image with
+//! the moving tag `latest`, an `image-pinned` error) renders only under apply's capabilities.
+
+mod support;
+use std::path::Path;
+use std::process::Command;
+use support::{path_with_tools, tool};
+
+fn write(p: &Path, text: &str) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// A chart `name` whose template renders a Deployment with image `web:latest` when `condition`
+/// (a template expression) holds, else `web:1.0.0`.
+fn chart(stack: &Path, name: &str, condition: &str) {
+    let dir = stack.join("charts").join(name);
+    write(
+        &dir.join("Chart.yaml"),
+        &format!("apiVersion: v2\nname: {name}\nversion: 0.1.0\n"),
+    );
+    write(
+        &dir.join("templates/deployment.yaml"),
+        &format!(
+            r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  selector:
+    matchLabels: {{app: {name}}}
+  template:
+    metadata:
+      labels: {{app: {name}}}
+    spec:
+      containers:
+        - name: web
+          image: registry.example.com/web:{{{{ if {condition} }}}}latest{{{{ else }}}}1.0.0{{{{ end }}}}
+"#
+        ),
+    );
+}
+
+fn state(stack: &Path, releases: &[&str], extra: &str) {
+    let mut s = String::from(extra);
+    s.push_str("releases:\n");
+    for r in releases {
+        s.push_str(&format!(
+            "  - name: {r}\n    namespace: apps\n    chart: ./charts/{r}\n"
+        ));
+    }
+    write(&stack.join("helmfile.yaml"), &s);
+}
+
+/// `(exit code, [(rule, release, "object-name message")], stderr)` of `check --offline --no-cache`.
+fn check(stack: &Path) -> (i32, Vec<(String, String, String)>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .current_dir(stack)
+        .args(["check", "--file", ".", "--offline", "--no-cache", "--format", "json"])
+        .env("PATH", path_with_tools())
+        .env("HOME", stack.join(".home"))
+        .env("XDG_CACHE_HOME", stack.join(".cache"))
+        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
+        .env("NVCF_HELM", tool("helm"))
+        .env("NVCF_HELMFILE", tool("helmfile"))
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let findings = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or("").to_string(),
+                f["release"].as_str().unwrap_or("").to_string(),
+                format!(
+                    "{} {}",
+                    f["object"]["name"].as_str().unwrap_or(""),
+                    f["message"].as_str().unwrap_or("")
+                ),
+            )
+        })
+        .collect();
+    (
+        out.status.code().unwrap_or(-1),
+        findings,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn image_pinned_on(findings: &[(String, String, String)], object: &str) -> bool {
+    // The insecure branch: the moving tag `latest` (the registry finding holds in both branches).
+    findings
+        .iter()
+        .any(|(r, _, o)| r == "image-pinned" && o.starts_with(&format!("{object} ")) && o.contains("moving tag"))
+}
+
+#[test]
+fn templates_see_the_policy_kubernetes_version_and_its_api_versions() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path();
+    // Helm's own default is v1.30 (3.x); the policy says 1.35.
+    chart(
+        s,
+        "kube",
+        r#"semverCompare ">=1.35-0" .Capabilities.KubeVersion.Version"#,
+    );
+    // A cluster reports every served kind as group/version/kind; helm's default set has none.
+    chart(s, "gvk", r#".Capabilities.APIVersions.Has "apps/v1/Deployment""#);
+    // The near miss: a group no built-in and no CRD of the environment serves stays unreported.
+    // (helm adds `--api-versions` to its own built-in set, which still lists removed versions such
+    // as apps/v1beta2: an object rendered in one is a `schema-valid` finding.)
+    chart(s, "absent", r#".Capabilities.APIVersions.Has "example.io/v1""#);
+    state(s, &["kube", "gvk", "absent"], "");
+    write(
+        &s.join("validator-policy.yaml"),
+        "version: 1\nsettings:\n  kubernetesVersion: \"1.35\"\n",
+    );
+    let (code, f, err) = check(s);
+    assert_eq!(code, 1, "{f:?}\n{err}");
+    assert!(image_pinned_on(&f, "kube"), "KubeVersion is the policy's: {f:?}");
+    assert!(image_pinned_on(&f, "gvk"), "apps/v1/Deployment is served: {f:?}");
+    assert!(!image_pinned_on(&f, "absent"), "example.io/v1 is not served: {f:?}");
+}
+
+#[test]
+fn crds_the_environment_renders_are_served_to_its_templates() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path();
+    let crd = s.join("charts/crds");
+    write(&crd.join("Chart.yaml"), "apiVersion: v2\nname: crds\nversion: 0.1.0\n");
+    write(
+        &crd.join("templates/crd.yaml"),
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.io
+spec:
+  group: example.io
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"#,
+    );
+    chart(s, "user", r#".Capabilities.APIVersions.Has "example.io/v1/Widget""#);
+    state(s, &["crds", "user"], "");
+    let (code, f, err) = check(s);
+    assert_eq!(code, 1, "{f:?}\n{err}");
+    assert!(image_pinned_on(&f, "user"), "the rendered CRD is served: {f:?}");
+}
+
+#[test]
+fn a_post_renderer_is_refused_naming_the_release_and_the_input() {
+    for (extra, release_extra, input) in [
+        ("", "    postRenderer: ./post.sh\n", "postRenderer: ./post.sh"),
+        (
+            "helmDefaults:\n  postRenderer: ./post.sh\n",
+            "",
+            "helmDefaults.postRenderer: ./post.sh",
+        ),
+        (
+            "helmDefaults:\n  args: [\"--post-renderer\", \"./post.sh\"]\n",
+            "",
+            "helmDefaults.args: --post-renderer ./post.sh",
+        ),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let s = d.path();
+        chart(s, "web", "false");
+        // The post-renderer adds an object helm would send to the API server.
+        write(
+            &s.join("post.sh"),
+            "#!/bin/sh\ncat\nprintf -- '---\\napiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: injected}\\n'\n",
+        );
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(s.join("post.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        write(
+            &s.join("helmfile.yaml"),
+            &format!("{extra}releases:\n  - name: web\n    namespace: apps\n    chart: ./charts/web\n{release_extra}"),
+        );
+        let (code, f, err) = check(s);
+        assert_eq!(code, 2, "{input}: {f:?}\n{err}");
+        assert!(err.contains("apps/web") && err.contains(input), "{input}: {err}");
+    }
+}
+
+#[test]
+fn the_upgrade_render_is_compared_with_the_install_render() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path();
+    // Every apply after the first is an upgrade: this chart turns insecure then.
+    chart(s, "upgrades", ".Release.IsUpgrade");
+    // The near miss: it asks, and renders the same either way.
+    chart(s, "same", "and .Release.IsUpgrade .Release.IsInstall");
+    state(s, &["upgrades", "same"], "");
+    let (code, f, err) = check(s);
+    assert_eq!(code, 1, "{f:?}\n{err}");
+    let upgrade = |release: &str| {
+        f.iter().any(|(r, rel, m)| {
+            r == "render-depends-on-cluster" && rel == &format!("apps/{release}") && m.contains("upgrade render")
+        })
+    };
+    assert!(upgrade("upgrades"), "{f:?}");
+    assert!(!upgrade("same"), "{f:?}");
+}
