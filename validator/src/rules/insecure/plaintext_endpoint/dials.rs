@@ -118,22 +118,17 @@ pub(super) fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec
         return out;
     };
     let who = obj.display();
+    // A ConfigMap value is no container's: each address is judged where it is written.
+    let judge = |what: &str, needle: &str, value: &str| {
+        plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, what, needle, value)
+    };
     for (key, v) in data {
         let Some(text) = v.as_str() else { continue };
         if key == "profile.yaml" || dial::is_listen_name(key) {
             continue;
         }
         if dial::parse_dial(text).is_some() {
-            out.extend(plaintext_dial(
-                ctx,
-                servers,
-                obj,
-                (&Value::Null, ""),
-                &who,
-                &format!("key `{key}`"),
-                key,
-                text,
-            ));
+            out.extend(judge(&format!("key `{key}`"), key, text));
             continue;
         }
         let doc = crate::yaml::value(text).ok().filter(|d| d.is_object() || d.is_array());
@@ -145,23 +140,14 @@ pub(super) fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec
                 if dial::parse_dial(leaf).is_some() {
                     if !seen.contains(&leaf) {
                         seen.push(leaf);
-                        out.extend(plaintext_dial(
-                            ctx,
-                            servers,
-                            obj,
-                            (&Value::Null, ""),
-                            &who,
-                            &what,
-                            leaf,
-                            leaf,
-                        ));
+                        out.extend(judge(&what, leaf, leaf));
                     }
                     continue;
                 }
                 for w in http_words(leaf) {
                     if !seen.contains(&w) {
                         seen.push(w);
-                        out.extend(plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &what, w, w));
+                        out.extend(judge(&what, w, w));
                     }
                 }
             }
@@ -180,32 +166,14 @@ pub(super) fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec
                 let plain_key = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
                 if plain_key && !dial::is_listen_name(k) && dial::parse_dial(v).is_some() && !seen.contains(&v) {
                     seen.push(v);
-                    out.extend(plaintext_dial(
-                        ctx,
-                        servers,
-                        obj,
-                        (&Value::Null, ""),
-                        &who,
-                        &format!("key `{key}` (`{k}`)"),
-                        v,
-                        v,
-                    ));
+                    out.extend(judge(&format!("key `{key}` (`{k}`)"), v, v));
                 }
             }
         }
         for w in http_words(text) {
             if !seen.iter().any(|s| s.contains(w)) {
                 seen.push(w);
-                out.extend(plaintext_dial(
-                    ctx,
-                    servers,
-                    obj,
-                    (&Value::Null, ""),
-                    &who,
-                    &format!("key `{key}`"),
-                    w,
-                    w,
-                ));
+                out.extend(judge(&format!("key `{key}`"), w, w));
             }
         }
     }

@@ -6,16 +6,7 @@ use super::*;
 /// A Service port that carries the router's worker gRPC (plaintext in the binary): it reaches one
 /// of the router's gRPC listen ports, or its name or appProtocol says gRPC/h2c.
 pub(super) fn grpc_port(p: &Value, grpc_ports: &[u16]) -> bool {
-    let name = p
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let app = p
-        .get("appProtocol")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    let (name, app) = dial::port_name_and_protocol(p);
     let num = |k: &str| p.get(k).and_then(Value::as_u64);
     let router = |n: Option<u64>| n.is_some_and(|n| grpc_ports.iter().any(|p| u64::from(*p) == n));
     router(num("port"))
