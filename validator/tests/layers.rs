@@ -22,7 +22,7 @@ const LAYERS: &[(&str, &[&str], &str)] = &[
     ("Tools",  &["tools"], "running helm/helmfile; their output, paths, build documents"),
     ("Stack",  &["stack"], "helmfile state model, lock, Options"),
     ("Render", &["pipeline", "render"], "rendered docs, Provenance, ReleaseStatus, cache"),
-    ("Model",  &["finding", "graph", "pod_shape", "router"], "objects, kinds, pod shapes, findings, queries over objects"),
+    ("Model",  &["config_files", "finding", "graph", "pod_shape", "router"], "objects, kinds, pod shapes, config files, findings, queries over objects"),
     ("Policy", &["policy", "schema", "scope"], "validated settings, kind scopes, schemas"),
     ("Rules",  &["rules"], "pure checks over Ctx"),
     ("Sink",   &["fold", "sink"], "severities, overrides, waivers, folding"),

@@ -23,6 +23,7 @@ use crate::router;
 use crate::stack::{ChartRef, Release};
 use serde_json::Value;
 
+mod config_switches;
 mod dial;
 mod insecure_flag;
 mod plaintext_endpoint;
@@ -450,6 +451,8 @@ fn is_openbao(r: &Release) -> bool {
     chart == "openbao" || chart == "vault"
 }
 
+#[cfg(test)]
+mod config_tests;
 #[cfg(test)]
 mod value_tests;
 
