@@ -47,7 +47,7 @@ pub struct Related {
     pub message: String,
 }
 
-/// What a finding is one instance of (`crate::fold`): findings of one rule, environment,
+/// What a finding is one instance of (the `fold` module groups by it): findings of one rule, environment,
 /// severity and waiver with the same cause key are reported once, the others becoming related
 /// locations of the first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -166,7 +166,7 @@ impl Finding {
         self
     }
 
-    /// Mark the root cause this finding is an instance of (see `crate::fold`).
+    /// Mark the root cause this finding is an instance of (the `fold` module groups by it).
     pub fn with_cause(mut self, key: impl Into<String>) -> Finding {
         self.cause = Some(Cause {
             key: key.into(),

@@ -567,13 +567,13 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Policy {
-        Policy::parse(text, "p.yaml", crate::rules::family_of).unwrap_or_else(|e| panic!("{e:#}"))
+        Policy::parse(text, "p.yaml", crate::testkit::family_of).unwrap_or_else(|e| panic!("{e:#}"))
     }
 
     fn refused(text: &str) -> String {
         format!(
             "{:#}",
-            Policy::parse(text, "p.yaml", crate::rules::family_of).expect_err("refused")
+            Policy::parse(text, "p.yaml", crate::testkit::family_of).expect_err("refused")
         )
     }
 
@@ -1051,10 +1051,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("validator-policy.yaml");
         std::fs::write(&path, "settings: {allowedImageRegistries: [nvcr.io]}\n").unwrap();
-        let p = Policy::load(&path, "shown.yaml", crate::rules::family_of).unwrap();
+        let p = Policy::load(&path, "shown.yaml", crate::testkit::family_of).unwrap();
         assert_eq!(p.file.as_deref(), Some("shown.yaml"));
         assert_eq!(p.settings.allowed_image_registries, ["nvcr.io"]);
-        let e = Policy::load(&dir.path().join("nope.yaml"), "nope.yaml", crate::rules::family_of).unwrap_err();
+        let e = Policy::load(&dir.path().join("nope.yaml"), "nope.yaml", crate::testkit::family_of).unwrap_err();
         assert!(format!("{e:#}").contains("cannot read policy file nope.yaml"), "{e:#}");
     }
 }

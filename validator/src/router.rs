@@ -574,7 +574,6 @@ mod flag_tests;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::Policy;
     use crate::testkit;
 
     #[test]
@@ -595,13 +594,10 @@ spec:
         - name: router
           args: ["--grpc-pylon-dial-addr", "grpc.example.com:443", "--grpc-pylon-dial-addr=second"]
 "#;
-        let policy = Policy::parse(
+        let policy = testkit::policy(
             "externals:\n  - {apiVersion: apps/v1, kind: Deployment, namespace: nvcf, name: ext, spec: {template: \
              {spec: {containers: [{name: c, args: [\"--tls-key-path=/k\"]}]}}}}\n",
-            "validator-policy.yaml",
-            crate::rules::family_of,
-        )
-        .expect("policy parses");
+        );
         let g = testkit::with_externals(testkit::graph("default", yaml), &policy);
         let all = routers(&g);
         let found: Vec<_> = all

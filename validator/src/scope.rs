@@ -102,7 +102,7 @@ mod tests {
             "spec": {"group": "example.com", "names": {"kind": "Widget"}, "scope": "Cluster"}});
         let p = Policy::parse(
             "settings:\n  kindScopes: {cert-manager.io/Certificate: Namespaced, cert-manager.io/ClusterIssuer: Cluster}\n",
-            "p.yaml", crate::rules::family_of,
+            "p.yaml", crate::testkit::family_of,
         )
         .unwrap();
         let s = Scopes::new([&crd], &p, "e");
@@ -114,7 +114,7 @@ mod tests {
         let p = Policy::parse(
             "settings:\n  kindScopes: {Secret: Cluster}\n",
             "p.yaml",
-            crate::rules::family_of,
+            crate::testkit::family_of,
         )
         .unwrap();
         assert_eq!(Scopes::new([], &p, "e").cluster_scoped("", "Secret"), Some(false));

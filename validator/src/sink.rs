@@ -588,4 +588,40 @@ mod tests {
         }
         assert!(!about_the_policy("image-pinned") && !about_the_policy("no-such-rule"));
     }
+
+    /// `vault-token-static` marks a required token unwaivable: neither a waiver nor `-W` lowers
+    /// it; an optional one may be lowered and waived.
+    #[test]
+    fn required_vault_tokens_are_never_waived_optional_ones_may_be() {
+        let rule = crate::rules::find("vault-token-static").unwrap();
+        let run = |stem: &str| {
+            let text =
+                std::fs::read_to_string(crate::testkit::fixture_dir("pki").join(format!("{stem}.yaml"))).unwrap();
+            let g = crate::testkit::graph("test", &text);
+            (rule.check)(&crate::testkit::ctx(&g, &Policy::default()))
+        };
+        let f = run("fires-vault-token-static-job-and-hook")
+            .into_iter()
+            .chain(run("fires-vault-token-static-optional-bootstrap"))
+            .collect::<Vec<_>>();
+        let policy = policy(
+            "waivers:\n- {rule: vault-token-static, target: {environment: test}, reason: bootstrap only, expires: 2099-01-01}\n",
+        );
+        let warn = Overrides::new(&policy, &[], &["vault-token-static".into()], &[]).unwrap();
+        let out = apply(f, &policy, &warn, date!(2026 - 11 - 29));
+        let mine: Vec<(Severity, bool)> = out
+            .iter()
+            .filter(|f| f.rule == rule.id)
+            .map(|f| (f.sev(), f.waived.is_some()))
+            .collect();
+        // Required: still errors, unwaived, whatever -W says; optional: lowered and waived.
+        assert_eq!(
+            mine,
+            [
+                (Severity::Error, false),
+                (Severity::Error, false),
+                (Severity::Warning, true)
+            ]
+        );
+    }
 }

@@ -50,6 +50,17 @@ pub fn graph(env: &str, yaml: &str) -> Graph {
     Graph::new(env, objects)
 }
 
+/// The rule registry's families (`Policy::parse` takes them from its caller), for the tests of
+/// layers below the rules that parse a policy.
+pub fn family_of(id: &str) -> Option<&'static str> {
+    crate::rules::family_of(id)
+}
+
+/// A policy from its text (as `validator-policy.yaml`), for tests that need one.
+pub fn policy(text: &str) -> Policy {
+    Policy::parse(text, "validator-policy.yaml", family_of).unwrap_or_else(|e| panic!("{e:#}"))
+}
+
 /// `tests/fixtures/policy/default.yaml`: the policy of fixtures without their own.
 pub fn default_fixture_policy() -> Policy {
     let default = fixture_dir("policy").join("default.yaml");

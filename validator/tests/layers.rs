@@ -5,8 +5,11 @@
 //! with `super::` out of its top-level module. Comments and string literals are not code, so they
 //! never count.
 //!
-//! Unit tests (`#[cfg(test)]` items and the files of `#[cfg(test)] mod x;`) sit above every layer,
-//! like the tests in this folder: they may use anything. Nothing else may use the test kit.
+//! Unit tests (`#[cfg(test)]` items and the files of `#[cfg(test)] mod x;`) are checked like the
+//! code of their module: a rule's tests use the Rules layer and below, never the sink or a report
+//! (what needs those is a test of a higher module, or an integration test in this folder). Test
+//! code may also use the test kit ([`TEST_ONLY`]), which itself uses nothing above its own layer;
+//! nothing else may use it.
 //!
 //! CONTRIBUTING.md shows [`picture`]; the last test keeps the two the same.
 
@@ -22,17 +25,25 @@ const LAYERS: &[(&str, &[&str], &str)] = &[
     ("Tools",  &["tools"], "running helm/helmfile; their output, paths, build documents"),
     ("Stack",  &["stack"], "helmfile state model, lock, Options"),
     ("Render", &["pipeline", "render"], "rendered docs, Provenance, ReleaseStatus, cache"),
-    ("Model",  &["config_files", "finding", "graph", "pod_shape", "router"], "objects, kinds, pod shapes, config files, findings, queries over objects"),
+    ("Model",  &["config_files", "finding", "fold", "graph", "pod_shape", "router"], "objects, kinds, pod shapes, config files, findings, folding by cause"),
     ("Policy", &["policy", "schema", "scope"], "validated settings, kind scopes, schemas"),
     ("Rules",  &["rules"], "pure checks over Ctx"),
-    ("Sink",   &["fold", "sink"], "severities, overrides, waivers, folding"),
+    ("Sink",   &["sink"], "severities, overrides, waivers"),
     ("Report", &["diagram", "report"], "formats, Report, pictures"),
     ("Engine", &["engine"], "the order of a run"),
     ("Cli",    &["commands", "probe"], "subcommands (main.rs: flags, exit codes)"),
 ];
 
-/// Test-only modules: above every layer, usable only from test code.
-const TEST_ONLY: &[&str] = &["testkit"];
+/// Test-only modules, usable only from test code, each with the highest layer it may use itself
+/// (the test kit builds graphs and contexts for rule tests: it stops at Rules).
+const TEST_ONLY: &[(&str, &str)] = &[("testkit", "Rules")];
+
+fn test_only(module: &str) -> Option<usize> {
+    TEST_ONLY
+        .iter()
+        .find(|(m, _)| *m == module)
+        .map(|(_, layer)| LAYERS.iter().position(|(l, _, _)| l == layer).unwrap())
+}
 
 /// No file under `src/rules/` is longer than this: a rule that needs more is two concerns.
 const RULE_FILE_MAX_LINES: usize = 550;
@@ -365,17 +376,17 @@ fn layer_of(module: &str) -> Option<usize> {
     LAYERS.iter().position(|(_, mods, _)| mods.contains(&module))
 }
 
-/// What is wrong with these references: upward uses, uses of the test kit outside tests, modules
-/// not in the table, cycles inside a layer.
+/// What is wrong with these references: upward uses (test code included), uses of the test kit
+/// outside tests, modules not in the table, cycles inside a layer.
 fn violations(top: &BTreeSet<String>, uses: &[Use]) -> Vec<String> {
     let mut out = Vec::new();
     for m in top {
-        if layer_of(m).is_none() && !TEST_ONLY.contains(&m.as_str()) {
+        if layer_of(m).is_none() && test_only(m).is_none() {
             out.push(format!("module `{m}` is in no layer: add it to LAYERS in validator/tests/layers.rs and the picture in CONTRIBUTING.md"));
         }
     }
     let mut within: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for u in uses.iter().filter(|u| !u.test) {
+    for u in uses {
         if !top.contains(&u.to) {
             out.push(format!(
                 "{}:{}: `{}` names `{}`, which is not a module",
@@ -383,14 +394,24 @@ fn violations(top: &BTreeSet<String>, uses: &[Use]) -> Vec<String> {
             ));
             continue;
         }
-        if TEST_ONLY.contains(&u.to.as_str()) {
-            out.push(format!(
-                "{}:{}: `{}` uses `{}` outside test code",
-                u.file, u.line, u.from, u.path
-            ));
+        let code = if u.test { "test code of " } else { "" };
+        if test_only(&u.to).is_some() {
+            if !u.test {
+                out.push(format!(
+                    "{}:{}: `{}` uses `{}` outside test code",
+                    u.file, u.line, u.from, u.path
+                ));
+            }
             continue;
         }
-        if TEST_ONLY.contains(&u.from.as_str()) {
+        if let Some(cap) = test_only(&u.from) {
+            match layer_of(&u.to) {
+                Some(b) if b > cap => out.push(format!(
+                    "{}:{}: test kit `{}` (up to layer {}) uses `{}` (layer {}, above it)",
+                    u.file, u.line, u.from, LAYERS[cap].0, u.path, LAYERS[b].0
+                )),
+                _ => {}
+            }
             continue;
         }
         let (Some(a), Some(b)) = (layer_of(&u.from), layer_of(&u.to)) else {
@@ -398,7 +419,7 @@ fn violations(top: &BTreeSet<String>, uses: &[Use]) -> Vec<String> {
         };
         if b > a {
             out.push(format!(
-                "{}:{}: `{}` (layer {}) uses `{}` (layer {}, above it)",
+                "{}:{}: {code}`{}` (layer {}) uses `{}` (layer {}, above it)",
                 u.file, u.line, u.from, LAYERS[a].0, u.path, LAYERS[b].0
             ));
         } else if a == b {
@@ -437,7 +458,7 @@ fn violations(top: &BTreeSet<String>, uses: &[Use]) -> Vec<String> {
 fn picture() -> String {
     let mut s = String::from("```text\n");
     for (name, mods, what) in LAYERS.iter().rev() {
-        s.push_str(&format!("{name:<7} {:<33} {what}\n", mods.join(", ")));
+        s.push_str(&format!("{name:<7} {:<38} {what}\n", mods.join(", ")));
     }
     s.push_str("```\n");
     s
@@ -495,28 +516,31 @@ fn contributing_shows_the_layers_this_test_enforces() {
 }
 
 /// The check itself: a synthetic tree with an upward `use`, an upward path in a macro, a `super::`
-/// climb, a test-only import in test code (allowed) and outside it (refused), and a cycle.
+/// climb, an upward import in test code (refused), the test kit in test code (allowed) and outside
+/// it (refused), the test kit reaching above its layer (refused), and a cycle.
 #[test]
 fn the_check_finds_what_it_should_and_nothing_else() {
     let files = [
         (
             vec!["policy"],
-            "use crate::rules::find;\n// use crate::engine::x; a comment\nfn f() { let _ = \"crate::engine::x\"; format!(\"{}\", crate::sink::y()); }\n#[cfg(test)]\nmod tests { use crate::engine::Run; use crate::testkit; }\n",
+            false,
+            "use crate::rules::find;\n// use crate::engine::x; a comment\nfn f() { let _ = \"crate::engine::x\"; format!(\"{}\", crate::sink::y()); }\n#[cfg(test)]\nmod tests { use crate::engine::Run; use crate::testkit; use crate::graph::Object; }\n",
         ),
-        (vec!["yaml"], "fn g() { super::report::print(); }\nuse crate::testkit::graph;\n"),
-        (vec!["pki"], "use crate::redact::x;\n"),
-        (vec!["redact"], "use crate::{yaml::y, pki::{self, z}};\n"),
-        (vec!["rules", "pki", "inner"], "use super::super::helpers; use super::super::super::graph::Object;\n"),
+        (vec!["testkit"], true, "use crate::rules::Ctx;\nfn h() { crate::report::print(); }\n"),
+        (vec!["yaml"], false, "fn g() { super::report::print(); }\nuse crate::testkit::graph;\n"),
+        (vec!["pki"], false, "use crate::redact::x;\n"),
+        (vec!["redact"], false, "use crate::{yaml::y, pki::{self, z}};\n"),
+        (vec!["rules", "pki", "inner"], false, "use super::super::helpers; use super::super::super::graph::Object;\n"),
     ];
     let mut uses = Vec::new();
-    for (module, text) in files {
+    for (module, test, text) in files {
         let module: Vec<String> = module.into_iter().map(String::from).collect();
         let rel = format!("{}.rs", module.join("/"));
         walk_file(
             text,
             &rel,
             module,
-            false,
+            test,
             PathBuf::from("/nowhere"),
             PathBuf::from("/nowhere"),
             &mut uses,
@@ -525,13 +549,15 @@ fn the_check_finds_what_it_should_and_nothing_else() {
     let top: BTreeSet<String> = LAYERS
         .iter()
         .flat_map(|(_, m, _)| m.iter())
-        .chain(TEST_ONLY)
+        .chain(TEST_ONLY.iter().map(|(m, _)| m))
         .map(|s| s.to_string())
         .collect();
     let v = violations(&top, &uses);
     let want = [
         "policy.rs:1: `policy` (layer Policy) uses `crate::rules::find` (layer Rules, above it)",
         "policy.rs:3: `policy` (layer Policy) uses `crate::sink::y` (layer Sink, above it)",
+        "policy.rs:5: test code of `policy` (layer Policy) uses `crate::engine::Run` (layer Engine, above it)",
+        "testkit.rs:2: test kit `testkit` (up to layer Rules) uses `crate::report::print` (layer Report, above it)",
         "yaml.rs:1: `yaml` (layer Yaml) uses `crate::report::print` (layer Report, above it)",
         "yaml.rs:2: `yaml` uses `crate::testkit::graph` outside test code",
     ];

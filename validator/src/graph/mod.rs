@@ -61,7 +61,7 @@ impl Object {
         let meta = body.get("metadata")?;
         let name = meta.get("name")?.as_str()?.to_string();
         // Built-in cluster-scoped kinds never get a namespace; custom kinds get theirs from their
-        // CustomResourceDefinition in `engine` (`crate::scope`).
+        // CustomResourceDefinition, placed later by the engine (the `scope` module).
         let namespace = if kinds::builtin(group_of(&api_version), &kind) == Some(true) {
             None
         } else {

@@ -1,4 +1,4 @@
-//! Which server a plaintext finding is about, for one cause, one finding (`crate::fold`): a
+//! Which server a plaintext finding is about, for one cause, one finding (the `fold` module): a
 //! server configuration whose listener serves plaintext (a ConfigMap), the workloads that mount
 //! it or run a plaintext server themselves (`server -dev`, a `*_LOCAL_CONFIG` with TLS off), and
 //! the address a client dials, followed through the Service it reaches to the workloads that

@@ -52,35 +52,6 @@ fn a_secret_read_three_times_by_one_job_is_one_finding() {
 }
 
 #[test]
-fn required_tokens_are_never_waived_optional_ones_may_be() {
-    let f = run(TOKEN, &fixture("fires-vault-token-static-job-and-hook"))
-        .into_iter()
-        .chain(run(TOKEN, &fixture("fires-vault-token-static-optional-bootstrap")))
-        .collect::<Vec<_>>();
-    let policy = crate::policy::Policy::parse(
-            "waivers:\n- {rule: vault-token-static, target: {environment: test}, reason: bootstrap only, expires: 2099-01-01}\n",
-            "p.yaml", crate::rules::family_of,
-        )
-        .unwrap();
-    let warn = crate::sink::Overrides::new(&policy, &[], &["vault-token-static".into()], &[]).unwrap();
-    let out = crate::sink::apply(f, &policy, &warn, time::macros::date!(2026 - 11 - 29));
-    let mine: Vec<(Severity, bool)> = out
-        .iter()
-        .filter(|f| f.rule == TOKEN)
-        .map(|f| (f.sev(), f.waived.is_some()))
-        .collect();
-    // Required: still errors, unwaived, whatever -W says; optional: lowered and waived.
-    assert_eq!(
-        mine,
-        [
-            (Severity::Error, false),
-            (Severity::Error, false),
-            (Severity::Warning, true)
-        ]
-    );
-}
-
-#[test]
 fn tokens_in_the_values_of_an_unrendered_release() {
     use crate::testkit::{rel, repo, run_state, state};
     let mut r = rel(
