@@ -14,6 +14,7 @@ pub mod paths;
 pub mod remote;
 pub mod sandbox;
 pub mod seal;
+pub mod sockets;
 pub mod versions;
 
 use anyhow::{bail, Context, Result};

@@ -39,11 +39,13 @@ fn proxy() -> OsString {
         .unwrap_or_else(|| CLOSED_PROXY.into())
 }
 
-/// Commands a state reaches the network or a cluster with besides helm: remote `git::`
-/// helmfiles (helmfile clones them with `git`) and hooks that call `kubectl`. Offline they are
-/// answered by a front that refuses at once, naming the seal. (An absolute `/usr/bin/kubectl`
-/// bypasses the front; Landlock then still takes its network away.)
-const REFUSED: &[&str] = &["git", "kubectl"];
+/// Commands a state reaches the network, a cluster or the host's container runtime with besides
+/// helm: remote `git::` helmfiles (helmfile clones them with `git`), hooks that call `kubectl`,
+/// and hooks that build or run containers (`docker`, `podman`, `nerdctl`, `buildah`). Offline
+/// they are answered by a front that refuses at once, naming the seal. (An absolute
+/// `/usr/bin/docker` bypasses the front; the kernel then still refuses its TCP (Landlock) and
+/// Unix sockets (seccomp, see `sockets`).)
+const REFUSED: &[&str] = &["git", "kubectl", "docker", "podman", "nerdctl", "buildah"];
 
 /// The marker file of an offline placeholder chart (see `mirror::front`): the `kustomize` front
 /// answers for a chart that holds it.
@@ -122,7 +124,7 @@ pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
     std::fs::create_dir_all(&bin).with_context(|| format!("creating {}", bin.display()))?;
     for cmd in REFUSED {
         let script = format!(
-            "#!/bin/sh\necho \"nvcf-validate --offline: \\`{cmd} $*\\` refused (offline runs are sealed: no network, no cluster)\" >&2\nexit 1\n"
+            "#!/bin/sh\necho \"nvcf-validate --offline: \\`{cmd} $*\\` refused (offline runs are sealed: no network, no cluster, no host sockets)\" >&2\nexit 1\n"
         );
         write_script(&bin.join(cmd), &script)?;
     }
@@ -214,6 +216,13 @@ pub fn weaknesses() -> Vec<String> {
             n => format!("the kernel's Landlock ABI is {n} (truncation needs 3, TCP needs 4)"),
         };
         v.push(format!("not enforced by the kernel: {}; {why}", gaps.join(", ")));
+    }
+    if !super::sandbox::sockets_sealed() {
+        v.push(
+            "not enforced by the kernel: Unix sockets (a container runtime's, any host service's); \
+             seccomp filters are not available to this process"
+                .to_string(),
+        );
     }
     if let Some(d) = test_writable() {
         v.push(format!(
