@@ -235,6 +235,40 @@ struct Tally {
     disagreeing: Vec<String>,
     cross_object: Vec<String>,
     not_intercepted: Vec<String>,
+    /// Objects of kinds no policy matches whose Pods (from their pod templates) are denied.
+    at_pods: Vec<String>,
+}
+
+/// One object a policy matches: its verdict against the gate's (`gate`: the gate's findings of
+/// the covered classes on that object alone).
+fn judge(t: &mut Tally, vaps: &[Vap], id: &str, obj: &Object, gate: &[String]) {
+    let vap = vaps.iter().find(|v| matches(v, obj)).expect("a policy matches");
+    let verdict = evaluate(vap, &obj.body);
+    match &verdict {
+        Ok(()) => t.admitted += 1,
+        Err(_) => t.denied += 1,
+    }
+    if verdict.is_ok() != gate.is_empty() {
+        t.disagreeing.push(format!(
+            "{id}\n    gate: {}\n    policy {}: {}",
+            if gate.is_empty() {
+                "passes".to_string()
+            } else {
+                format!("refuses ({})", gate.join("; "))
+            },
+            vap.name,
+            match &verdict {
+                Ok(()) => "admits".to_string(),
+                Err(why) => format!("denies ({why})"),
+            }
+        ));
+    }
+    t.cases.push(json!({
+        "id": id,
+        "policy": vap.name,
+        "object": obj.body,
+        "rust": if verdict.is_ok() { "admit" } else { "deny" },
+    }));
 }
 
 #[test]
@@ -280,51 +314,49 @@ fn the_policies_deny_what_the_gate_refuses_over_the_fixture_corpus() {
             if gate.is_empty() != gate_findings(&whole, &policy, &rules, obj).is_empty() {
                 t.cross_object.push(id.clone());
             }
-            let Some(vap) = vaps.iter().find(|v| matches(v, obj)) else {
-                if !gate.is_empty() {
-                    t.not_intercepted.push(format!("{id}: {}", gate.join("; ")));
-                }
+            if vaps.iter().any(|v| matches(v, obj)) {
+                judge(&mut t, &vaps, &id, obj, &gate);
                 continue;
-            };
-            let verdict = evaluate(vap, &obj.body);
-            match &verdict {
-                Ok(()) => t.admitted += 1,
-                Err(_) => t.denied += 1,
             }
-            if verdict.is_ok() != gate.is_empty() {
-                t.disagreeing.push(format!(
-                    "{id}\n    gate: {}\n    policy {}: {}",
-                    if gate.is_empty() {
-                        "passes".to_string()
-                    } else {
-                        format!("refuses ({})", gate.join("; "))
-                    },
-                    vap.name,
-                    match &verdict {
-                        Ok(()) => "admits".to_string(),
-                        Err(why) => format!("denies ({why})"),
-                    }
-                ));
+            // A kind no policy matches: its controller creates Pods from the pod templates it
+            // holds, and those Pods are judged. Each template becomes the Pod it would be, and
+            // the gate and the policies judge that Pod.
+            let specs = crate::pod_shape::find(&obj.body).pod_specs;
+            for (ptr, spec) in &specs {
+                let pod = json!({
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": obj.name, "namespace": obj.namespace},
+                    "spec": spec,
+                });
+                let pod = Object::from_value(pod, Some("nvcf"), obj.prov.clone()).expect("a Pod is an object");
+                let alone = testkit::with_externals(Graph::new("fixture", vec![pod.clone()]), &policy);
+                let pod_gate = gate_findings(&alone, &policy, &rules, &pod);
+                judge(&mut t, &vaps, &format!("{id} (its Pod, from {ptr})"), &pod, &pod_gate);
+                if !gate.is_empty() && !pod_gate.is_empty() {
+                    t.at_pods.push(id.clone());
+                }
             }
-            t.cases.push(json!({
-                "id": id,
-                "policy": vap.name,
-                "object": obj.body,
-                "rust": if verdict.is_ok() { "admit" } else { "deny" },
-            }));
+            if !gate.is_empty() && !t.at_pods.contains(&id) {
+                t.not_intercepted.push(format!("{id}: {}", gate.join("; ")));
+            }
         }
     }
     eprintln!(
         "admission differential: {fixtures} fixtures, {} objects a policy matches: denied {}, admitted {}, \
-         disagreeing {}; cross-object (not admission-decidable) {}; refused by the gate but of a kind no policy \
-         matches {}",
+         disagreeing {}; cross-object (not admission-decidable) {}; refused by the gate, of a kind no policy \
+         matches: {} denied at the Pods their templates make, {} not covered at admission",
         t.cases.len(),
         t.denied,
         t.admitted,
         t.disagreeing.len(),
         t.cross_object.len(),
+        t.at_pods.len(),
         t.not_intercepted.len()
     );
+    for n in &t.at_pods {
+        eprintln!("  denied at its Pods: {n}");
+    }
     for n in &t.not_intercepted {
         eprintln!("  not intercepted: {n}");
     }
