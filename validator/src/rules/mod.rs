@@ -222,6 +222,8 @@ pub fn run(ctx: &Ctx, scope: Scope) -> Vec<Finding> {
 }
 
 #[cfg(test)]
+mod admission_tests;
+#[cfg(test)]
 mod shapes_tests;
 
 #[cfg(test)]

@@ -25,6 +25,7 @@ use serde_json::Value;
 
 #[cfg(test)]
 pub(crate) mod admission;
+mod config_switches;
 mod dial;
 mod insecure_flag;
 mod plaintext_endpoint;
@@ -452,6 +453,8 @@ fn is_openbao(r: &Release) -> bool {
     chart == "openbao" || chart == "vault"
 }
 
+#[cfg(test)]
+mod config_tests;
 #[cfg(test)]
 mod value_tests;
 
