@@ -3,6 +3,7 @@
 //! Rendering and parsing happen once (see `render`); rules only read this graph.
 
 pub mod kinds;
+pub mod services;
 
 use serde_json::Value;
 use std::collections::BTreeMap;
