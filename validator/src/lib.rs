@@ -3,6 +3,7 @@
 //! rules can use it without a process.
 
 pub mod commands;
+pub mod config_files;
 pub mod diagram;
 pub mod engine;
 pub mod finding;

@@ -18,7 +18,13 @@ use std::sync::{Mutex, OnceLock};
 use support::{repo, tool};
 
 const ENVIRONMENTS: &[&str] = &["default", "split-cluster", "customer-issuer", "customer-secret"];
-const CHARTS: &[&str] = &["openbao-issuer", "nvcf-pki", "request-router", "gateway-routes"];
+const CHARTS: &[&str] = &[
+    "nvcf-admission",
+    "openbao-issuer",
+    "nvcf-pki",
+    "request-router",
+    "gateway-routes",
+];
 /// The releases of upstream charts: pinned, fetched by helm, not rendered offline.
 const REMOTE_SELECTOR: &str = "name!=cert-manager,name!=openbao";
 
@@ -220,6 +226,7 @@ fn declared_releases() -> Vec<(String, String)> {
 fn every_release_is_declared_once_in_its_namespace() {
     let got = declared_releases();
     let want = [
+        ("nvcf-admission", "nvcf"),
         ("cert-manager", "cert-manager"),
         ("openbao-issuer", "openbao"),
         ("openbao", "openbao"),
@@ -292,6 +299,39 @@ fn environment_namespaces_match_the_state() {
 }
 
 // ------------------------------------------------------------------ every environment
+
+/// Issue #30: every environment renders the admission backstop — two ValidatingAdmissionPolicies
+/// that fail closed, each bound with Deny to every namespace a release of the stack installs into.
+#[test]
+fn every_environment_renders_the_admission_policies() {
+    let namespaces: Vec<String> = {
+        let mut ns: Vec<String> = declared_releases().into_iter().map(|(_, ns)| ns).collect();
+        ns.sort();
+        ns.dedup();
+        ns
+    };
+    for env in ENVIRONMENTS {
+        let r = render(env);
+        for name in ["nvcf-workload-transport", "nvcf-certificate-server-auth"] {
+            let policy = r.get("ValidatingAdmissionPolicy", "", name);
+            assert!(
+                policy.has("apiVersion: admissionregistration.k8s.io/v1\n"),
+                "{env}: {name}"
+            );
+            assert_eq!(policy.field("failurePolicy").as_deref(), Some("Fail"), "{env}: {name}");
+            let binding = r.get("ValidatingAdmissionPolicyBinding", "", name);
+            assert_eq!(binding.field("policyName").as_deref(), Some(name), "{env}");
+            assert_eq!(binding.list("validationActions"), ["Deny"], "{env}: {name}");
+            let mut bound = binding.list("values");
+            bound.sort();
+            assert_eq!(bound, namespaces, "{env}: {name} binds every release namespace");
+        }
+        let workloads = r.get("ValidatingAdmissionPolicy", "", "nvcf-workload-transport");
+        for resource in ["pods", "deployments", "statefulsets", "daemonsets", "jobs", "cronjobs"] {
+            assert!(workloads.has(resource), "{env}: the workload policy matches {resource}");
+        }
+    }
+}
 
 #[test]
 fn every_environment_renders_with_the_router_contract() {
@@ -478,8 +518,9 @@ fn every_environment_renders_with_the_router_contract() {
                     d.name
                 );
             }
-            // provision.sh names plaintext loopback addresses only to accept them for test servers.
-            if d.name != "openbao-pki-provision" {
+            // provision.sh names plaintext loopback addresses only to accept them for test servers;
+            // the admission policies match `http://` in order to deny it.
+            if d.name != "openbao-pki-provision" && d.kind != "ValidatingAdmissionPolicy" {
                 assert!(
                     !d.has("http://"),
                     "{env}: {} {}/{} contains http://",
@@ -796,6 +837,7 @@ fn base_values(chart: &str) -> String {
             "trustBundle:\n  pem: |\n{indented}pki:\n  role:\n    allowedDomains: [request-router.nvcf.svc, workers.nvcf.example.com]\n"
         ),
         "gateway-routes" => "gateway:\n  className: nvcf\ntls:\n  issuerRef:\n    name: openbao\nlisteners:\n  invocation:\n    hostname: llm.invocation.nvcf.example.com\n  workerGrpc:\n    hostname: grpc.workers.nvcf.example.com\n".into(),
+        "nvcf-admission" => "namespaces: [nvcf, openbao]\n".into(),
         other => panic!("unknown chart {other}"),
     }
 }
@@ -1037,6 +1079,20 @@ fn router_autoscaler_gets_per_pod_objects_up_to_max_replicas() {
         assert_eq!(per_pod, 5, "{kind}: one per ordinal up to maxReplicas");
     }
 }
+// nvcf-admission
+guard!(
+    admission_refuses_no_namespaces,
+    "nvcf-admission",
+    ["--set", "namespaces=null"],
+    "nvcf-admission: namespaces is empty; list the stack's namespaces"
+);
+guard!(
+    admission_refuses_deny_with_warn,
+    "nvcf-admission",
+    ["--set", "validationActions={Deny,Warn}"],
+    "nvcf-admission: validationActions may not hold both Deny and Warn"
+);
+
 // nvcf-pki
 guard!(
     pki_refuses_unknown_mode,

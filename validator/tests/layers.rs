@@ -25,7 +25,7 @@ const LAYERS: &[(&str, &[&str], &str)] = &[
     ("Tools",  &["tools"], "running helm/helmfile; their output, paths, build documents"),
     ("Stack",  &["stack"], "helmfile state model, lock, Options"),
     ("Render", &["pipeline", "render"], "rendered docs, Provenance, ReleaseStatus, cache"),
-    ("Model",  &["finding", "fold", "graph", "pod_shape", "router"], "objects, kinds, pod shapes, findings, folding by cause"),
+    ("Model",  &["config_files", "finding", "fold", "graph", "pod_shape", "router"], "objects, kinds, pod shapes, config files, findings, folding by cause"),
     ("Policy", &["policy", "schema", "scope"], "validated settings, kind scopes, schemas"),
     ("Rules",  &["rules"], "pure checks over Ctx"),
     ("Sink",   &["sink"], "severities, overrides, waivers"),

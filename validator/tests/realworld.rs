@@ -6,6 +6,8 @@
 //!   loopback chart URL or a hook's raw TCP), and it must stay 0; the helm behind the generated
 //!   front is a recorder that must see no registry call (pull, repo, dependency build, registry,
 //!   search, and `show`/`template`/`install`/`upgrade` of a chart that is not local);
+//! - no host service is reached by Unix socket: a fake daemon's socket (`REALWORLD_SOCKET`, and
+//!   `DOCKER_HOST` names it) counts every connection, and it must stay 0;
 //! - no side effects: the stack's files, a private HOME, a private TMPDIR and the directory the
 //!   shapes' hooks and `exec` calls write into (`REALWORLD_OUTSIDE`) are unchanged afterwards;
 //! - each shape's `expect` file says what the report must show (`exit:`, `finding:`,
@@ -46,6 +48,22 @@ fn counting_listener() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
         }
     });
     (addr, n)
+}
+
+/// A fake container-runtime daemon: a Unix listener in `dir` that counts every connection.
+fn counting_socket(dir: &Path) -> (PathBuf, Arc<AtomicUsize>) {
+    let path = dir.join("daemon.sock");
+    let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let n = Arc::new(AtomicUsize::new(0));
+    let n2 = n.clone();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            n2.fetch_add(1, Ordering::SeqCst);
+            let _ = c.set_read_timeout(Some(std::time::Duration::from_millis(50)));
+            let _ = c.read(&mut [0u8; 512]);
+        }
+    });
+    (path, n)
 }
 
 /// Every file under `dir` with its contents.
@@ -160,6 +178,7 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
     let before = snapshot(&stack);
     let _ = std::fs::remove_file(log);
     let (listener, attempts) = counting_listener();
+    let (socket, socket_attempts) = counting_socket(work.path());
 
     // A private cache outside HOME: the first run is cold (it renders and stores), the second
     // warm, and the two verdicts must be equal (`cache_property.rs` edits every input class).
@@ -186,6 +205,8 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
             .env("REALWORLD_LISTENER", listener.to_string())
             .env("REALWORLD_LISTENER_PORT", listener.port().to_string())
             .env("REALWORLD_OUTSIDE", &outside)
+            .env("REALWORLD_SOCKET", &socket)
+            .env("DOCKER_HOST", format!("unix://{}", socket.display()))
             .env("XDG_CACHE_HOME", &cache);
         for (k, v) in &expect.env {
             c.env(k, v);
@@ -206,6 +227,10 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
         fail(format!(
             "{n} connection attempt(s) reached the listener (proxy or direct)"
         ));
+    }
+    let n = socket_attempts.load(Ordering::SeqCst);
+    if n != 0 {
+        fail(format!("{n} connection(s) reached the fake daemon's Unix socket"));
     }
     let calls = std::fs::read_to_string(log).unwrap_or_default();
     for call in calls.lines().filter(|c| registry_call(c)) {

@@ -16,7 +16,8 @@
 //! links across directories); 3 (6.2) `truncate`; 4 (6.7) TCP `bind`/`connect`; 5 (6.10) `ioctl`
 //! on devices; 6 (6.12) abstract Unix sockets and signals scoped to the sandbox. Each right is
 //! handled only where the running kernel knows it. Not covered at any level: UDP (DNS queries),
-//! Unix sockets by path, reading files.
+//! Unix sockets by path, reading files. Unix sockets are refused by a seccomp filter installed
+//! alongside (see `sockets`), also where Landlock is missing.
 
 use anyhow::{Context, Result};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -258,9 +259,61 @@ pub fn ruleset(abi: u32, writable: &[&Path]) -> Result<OwnedFd> {
 pub fn confine(cmd: &mut Command, writable: &[&Path]) -> Result<()> {
     let cov = coverage();
     if cov.abi == 0 {
+        seal_sockets_only(cmd);
         return Ok(());
     }
     confine_at(cmd, cov.abi, writable)
+}
+
+/// Whether the seccomp filter of `sockets` can be installed here (probed once by starting `true`
+/// under it); when not, sealed tools run without it and `offline-seal-partial` says so.
+pub fn sockets_sealed() -> bool {
+    static PROBED: OnceLock<bool> = OnceLock::new();
+    *PROBED.get_or_init(|| {
+        let f = Arc::new(super::sockets::Filter::new());
+        let mut c = Command::new("/bin/sh");
+        c.args(["-c", ":"]);
+        // SAFETY: prctl and the filter's one prctl only (see `sockets::Filter::install`).
+        unsafe {
+            c.pre_exec(move || {
+                no_new_privs()?;
+                f.install()
+            });
+        }
+        c.status().is_ok_and(|s| s.success())
+    })
+}
+
+fn no_new_privs() -> std::io::Result<()> {
+    // SAFETY: a plain prctl, async-signal-safe.
+    let r = unsafe {
+        libc::prctl(
+            libc::PR_SET_NO_NEW_PRIVS,
+            1 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Without Landlock: still no Unix sockets (where seccomp works).
+fn seal_sockets_only(cmd: &mut Command) {
+    if !sockets_sealed() {
+        return;
+    }
+    let f = Arc::new(super::sockets::Filter::new());
+    // SAFETY: as in `sockets_sealed`.
+    unsafe {
+        cmd.pre_exec(move || {
+            no_new_privs()?;
+            f.install()
+        });
+    }
 }
 
 /// [`confine`], and when the ruleset cannot be built (a writable directory vanished), a command
@@ -278,23 +331,110 @@ pub fn confine_or_block(cmd: &mut Command, writable: &[&Path]) {
     }
 }
 
+/// A Landlock ruleset prepared in the parent for a child that builds it itself, after it has
+/// mounted what it sees (`namespace`): the rule targets opened here (`O_PATH`), the attributes
+/// computed here; the child only makes system calls (see [`Prepared::restrict_in_child`]).
+pub struct Prepared {
+    attr: RulesetAttr,
+    size: usize,
+    fs: u64,
+    /// Writable directories; `/dev/null` last.
+    fds: Vec<std::fs::File>,
+    filter: Option<super::sockets::Filter>,
+}
+
+/// The Landlock ruleset of [`ruleset`] at `abi`, and the socket filter, ready for a child.
+pub fn prepare(abi: u32, writable: &[&Path]) -> Result<Prepared> {
+    let (fs, net, scoped) = handled(abi);
+    let mut fds = Vec::new();
+    for d in writable {
+        fds.push(open_path(d)?);
+    }
+    fds.push(open_path(Path::new("/dev/null"))?);
+    Ok(Prepared {
+        attr: RulesetAttr {
+            handled_access_fs: fs,
+            handled_access_net: net,
+            scoped,
+        },
+        size: attr_size(abi),
+        fs,
+        fds,
+        filter: sockets_sealed().then(super::sockets::Filter::new),
+    })
+}
+
+impl Prepared {
+    /// In the child, between `fork` and `exec`: `PR_SET_NO_NEW_PRIVS`, the socket filter, and a
+    /// Landlock domain allowing writes beneath the prepared directories and `extra` (directories
+    /// the child opened after mounting them). System calls only: no allocation, no lock.
+    pub fn restrict_in_child(&self, extra: &[libc::c_int]) -> std::io::Result<()> {
+        no_new_privs()?;
+        if let Some(f) = &self.filter {
+            f.install()?;
+        }
+        // SAFETY: `attr` is valid for `size` bytes; every fd is open; the rule attributes live on
+        // the stack for the duration of each call.
+        unsafe {
+            let fd = libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                &self.attr as *const RulesetAttr,
+                self.size,
+                0u32,
+            );
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let fd = fd as libc::c_int;
+            let last = self.fds.len().saturating_sub(1);
+            let targets = self
+                .fds
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    (
+                        f.as_raw_fd(),
+                        if i == last { self.fs & FS_FILE_RIGHTS } else { self.fs },
+                    )
+                })
+                .chain(extra.iter().map(|&e| (e, self.fs)));
+            for (target, allowed) in targets {
+                let attr = PathBeneathAttr {
+                    allowed_access: allowed,
+                    parent_fd: target,
+                };
+                if libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    fd,
+                    RULE_PATH_BENEATH,
+                    &attr as *const PathBeneathAttr,
+                    0u32,
+                ) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(fd);
+        }
+        Ok(())
+    }
+}
+
 /// [`confine`] at a given ABI level (at most the kernel's).
 pub fn confine_at(cmd: &mut Command, abi: u32, writable: &[&Path]) -> Result<()> {
     let ruleset = Arc::new(ruleset(abi, writable)?);
+    let filter = sockets_sealed().then(|| Arc::new(super::sockets::Filter::new()));
     // SAFETY: the closure runs in the child between fork and exec; it calls only prctl and
-    // syscall (async-signal-safe), reads a plain fd from the Arc (no allocation, no lock) and
-    // builds io::Error from errno (no allocation).
+    // syscall (async-signal-safe), reads a plain fd and a prepared filter program from the Arcs
+    // (no allocation, no lock) and builds io::Error from errno (no allocation).
     unsafe {
         cmd.pre_exec(move || {
-            if libc::prctl(
-                libc::PR_SET_NO_NEW_PRIVS,
-                1 as libc::c_ulong,
-                0 as libc::c_ulong,
-                0 as libc::c_ulong,
-                0 as libc::c_ulong,
-            ) != 0
-            {
-                return Err(std::io::Error::last_os_error());
+            no_new_privs()?;
+            if let Some(f) = &filter {
+                f.install()?;
             }
             if libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) != 0 {
                 return Err(std::io::Error::last_os_error());

@@ -226,7 +226,37 @@ pub fn targets(repo: &Path) -> Vec<Target> {
             seeds: pems,
             run: run_pem,
         },
+        Target {
+            name: "config-files",
+            seeds: config_seeds(),
+            run: run_config_files,
+        },
     ]
+}
+
+/// Files a ConfigMap or Secret may carry, one per format the config reader parses (and markup,
+/// scripts, text no parser reads), for `run_config_files`.
+fn config_seeds() -> Vec<Vec<u8>> {
+    [
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: hub\n  cluster: {server: 'https://h:6443', insecure-skip-tls-verify: true}\n",
+        "{\"upstream\": {\"url\": \"http://api.example.net\", \"skipTLSVerify\": true, \"peers\": [1, 2.5, null]}}",
+        "[serversTransport]\ninsecureSkipVerify = true\n[[servers]]\nurl = \"http://a:1\"\nwhen = 1979-05-27T07:32:00Z\n",
+        "; comment\ntop=1\n[client]\nssl_verify = 0\nhost: db.example.net\n",
+        "vault {\n  address = \"https://openbao:8200\"\n  tls_skip_verify = true\n}\nlistener \"tcp\" { tls_disable = 1 }\n",
+        "#!/bin/sh\ncurl -fsSk http://a/x\n",
+        "<html><a href=\"http://example.org\">x</a></html>",
+        "server { listen 80; proxy_pass http://b:8080; }",
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect()
+}
+
+/// A ConfigMap/Secret file read as the insecure rules read it: every name shape (extensions and
+/// content sniffing), every parser, the leaves of what parses.
+pub fn run_config_files(input: &[u8], _: &Path) {
+    let Ok(text) = std::str::from_utf8(input) else { return };
+    let _ = nvcf_validate::config_files::fuzz_read(text);
 }
 
 /// Rendered manifests exactly as `check --manifests` reads and judges them: the production

@@ -212,6 +212,7 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
             }
         }
         if matches!(obj.kind.as_str(), "ConfigMap" | "Secret" | "CustomResourceDefinition") {
+            out.extend(super::config_switches::config_file_switches(obj));
             continue;
         }
         if let Some(spec) = obj.at("/spec") {

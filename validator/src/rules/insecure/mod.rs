@@ -23,6 +23,9 @@ use crate::router;
 use crate::stack::{ChartRef, Release};
 use serde_json::Value;
 
+#[cfg(test)]
+pub(crate) mod admission;
+mod config_switches;
 mod dial;
 mod insecure_flag;
 mod plaintext_endpoint;
@@ -240,7 +243,7 @@ fn insecure_flags(tokens: &[String]) -> Vec<Switch> {
 
 /// curl's short options that take a value: a `k` after one of them in a cluster (`-ok`) is that
 /// value, not `--insecure`.
-const CURL_SHORT_WITH_VALUE: &str = "AbcCdDeEFHKmoPQrTuUwxXyYz";
+pub(crate) const CURL_SHORT_WITH_VALUE: &str = "AbcCdDeEFHKmoPQrTuUwxXyYz";
 
 /// The insecure switches of one simple command: its flags (not those of `echo`/`printf`, which
 /// only print them), and curl's `-k` in any short-option cluster (`-fsSk`).
@@ -450,6 +453,8 @@ fn is_openbao(r: &Release) -> bool {
     chart == "openbao" || chart == "vault"
 }
 
+#[cfg(test)]
+mod config_tests;
 #[cfg(test)]
 mod value_tests;
 

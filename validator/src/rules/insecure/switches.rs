@@ -223,6 +223,15 @@ pub(crate) static SWITCHES: &[SwitchDef] = &[
     },
 ];
 
+impl SwitchDef {
+    /// The normalised name (or suffix) the entry is recognised by.
+    pub(crate) fn name_str(&self) -> &'static str {
+        match self.name {
+            Name::Exact(n) | Name::Suffix(n) => n,
+        }
+    }
+}
+
 /// The table's entry for a normalised name, if any.
 pub(crate) fn switch_def(n: &str) -> Option<&'static SwitchDef> {
     SWITCHES.iter().find(|d| match d.name {

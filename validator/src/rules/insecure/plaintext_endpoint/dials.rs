@@ -108,104 +108,77 @@ pub(super) fn http_words(text: &str) -> Vec<&str> {
     out
 }
 
-/// ConfigMap values as a client reads them: a value that is a dial address; the leaves of a value
-/// that is a YAML or JSON document (`app.yaml: {auth: {endpoint: auth.nvcf.svc:9090}}`), each
-/// judged like a whole value; the values of `key = value` lines of properties text; and `http://`
-/// URLs anywhere in other text (scripts, HCL).
+/// ConfigMap and Secret files as a client reads them (`crate::config_files`): a value that is a
+/// dial address; the leaves of a configuration file (YAML, JSON, TOML, INI/properties, HCL:
+/// `app.yaml: {auth: {endpoint: auth.nvcf.svc:9090}}`), each judged like a whole value; `http://`
+/// URLs in scripts and in text no parser reads (nginx, templates). Markup and prose (an HTML page,
+/// Markdown) is not configuration: a hyperlink there is not a dial address. A Secret's address is
+/// shown as scheme, host and port only (never its path, query or credentials).
 pub(super) fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec<Finding> {
     let mut out = Vec::new();
-    let Some(data) = obj.at("/data").and_then(Value::as_object) else {
-        return out;
-    };
     let who = obj.display();
-    for (key, v) in data {
-        let Some(text) = v.as_str() else { continue };
+    for file in crate::config_files::files(obj) {
+        let (key, text) = (file.key, file.text.as_ref());
         if key == "profile.yaml" || dial::is_listen_name(key) {
             continue;
         }
-        if dial::parse_dial(text).is_some() {
+        let mut judge = |what: String, needle: &str, value: &str| {
+            let (needle, value) = if file.secret {
+                let Some(d) = dial::parse_dial(value) else { return };
+                let port = d.port.map(|p| format!(":{p}")).unwrap_or_default();
+                let scheme = if d.http { "http://" } else { "" };
+                (key.to_string(), format!("{scheme}{}{port}", d.host))
+            } else {
+                (needle.to_string(), value.to_string())
+            };
             out.extend(plaintext_dial(
                 ctx,
                 servers,
                 obj,
                 (&Value::Null, ""),
                 &who,
-                &format!("key `{key}`"),
-                key,
-                text,
+                &what,
+                &needle,
+                &value,
             ));
-            continue;
-        }
-        let doc = crate::yaml::value(text).ok().filter(|d| d.is_object() || d.is_array());
-        if let Some(doc) = doc {
-            let found = leaves(&doc);
-            let mut seen: Vec<&str> = Vec::new();
-            for (path, leaf) in found {
-                let what = format!("key `{key}` (`{path}`)");
-                if dial::parse_dial(leaf).is_some() {
-                    if !seen.contains(&leaf) {
-                        seen.push(leaf);
-                        out.extend(plaintext_dial(
-                            ctx,
-                            servers,
-                            obj,
-                            (&Value::Null, ""),
-                            &who,
-                            &what,
-                            leaf,
-                            leaf,
-                        ));
-                    }
-                    continue;
-                }
-                for w in http_words(leaf) {
-                    if !seen.contains(&w) {
-                        seen.push(w);
-                        out.extend(plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &what, w, w));
-                    }
-                }
-            }
+        };
+        if dial::parse_dial(text).is_some() {
+            judge(format!("key `{key}`"), key, text);
             continue;
         }
         let mut seen: Vec<&str> = Vec::new();
-        if server_config::listeners(text).is_none() {
-            for line in text.lines() {
-                let l = line.trim();
-                if l.starts_with('#') || l.starts_with('!') || l.starts_with("//") {
-                    continue;
-                }
-                let Some((k, v)) = l.split_once('=') else { continue };
-                let k = k.trim();
-                let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
-                let plain_key = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
-                if plain_key && !dial::is_listen_name(k) && dial::parse_dial(v).is_some() && !seen.contains(&v) {
-                    seen.push(v);
-                    out.extend(plaintext_dial(
-                        ctx,
-                        servers,
-                        obj,
-                        (&Value::Null, ""),
-                        &who,
-                        &format!("key `{key}` (`{k}`)"),
-                        v,
-                        v,
-                    ));
+        match crate::config_files::read(key, text) {
+            crate::config_files::Content::Config(_, doc) => {
+                for (path, leaf) in leaves(&doc) {
+                    let what = format!("key `{key}` (`{path}`)");
+                    if dial::parse_dial(leaf).is_some() {
+                        if !seen.contains(&leaf) {
+                            seen.push(leaf);
+                            judge(what, leaf, leaf);
+                        }
+                        continue;
+                    }
+                    if leaf.trim_start().starts_with('<') {
+                        continue; // markup inside a value (an HTML snippet): not a dial address
+                    }
+                    for w in http_words(leaf) {
+                        if !seen.contains(&w) {
+                            seen.push(w);
+                            judge(what.clone(), w, w);
+                        }
+                    }
                 }
             }
-        }
-        for w in http_words(text) {
-            if !seen.iter().any(|s| s.contains(w)) {
-                seen.push(w);
-                out.extend(plaintext_dial(
-                    ctx,
-                    servers,
-                    obj,
-                    (&Value::Null, ""),
-                    &who,
-                    &format!("key `{key}`"),
-                    w,
-                    w,
-                ));
+            crate::config_files::Content::Markup => {}
+            crate::config_files::Content::Script
+            | crate::config_files::Content::Other
+            | crate::config_files::Content::TooDeep => {
+                for w in http_words(text) {
+                    if !seen.iter().any(|s| s.contains(w)) {
+                        seen.push(w);
+                        judge(format!("key `{key}`"), w, w);
+                    }
+                }
             }
         }
     }

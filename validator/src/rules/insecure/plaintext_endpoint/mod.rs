@@ -5,6 +5,7 @@ mod containers;
 mod dev;
 mod dials;
 mod exposure;
+mod mesh;
 mod state;
 #[cfg(test)]
 mod tests;
@@ -77,8 +78,13 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
                 }
                 out.extend(configmap_dials(ctx, &servers, obj));
             }
-            ("gateway.networking.k8s.io", "TCPRoute") => out.extend(tcp_route_grpc(ctx.graph, obj, &grpc_ports)),
-            ("", "Service") => out.extend(exposed_grpc_service(obj, &grpc_ports)),
+            ("", "Secret") => out.extend(configmap_dials(ctx, &servers, obj)),
+            ("networking.istio.io", "DestinationRule") => out.extend(mesh::destination_rule(ctx.graph, obj)),
+            ("security.istio.io", "PeerAuthentication") => out.extend(mesh::peer_authentication(ctx.graph, obj)),
+            ("gateway.networking.k8s.io", "TCPRoute" | "HTTPRoute" | "GRPCRoute") => {
+                out.extend(route_grpc(ctx.graph, obj, &grpc_ports))
+            }
+            ("", "Service") => out.extend(exposed_grpc_service(ctx.graph, obj, &grpc_ports)),
             ("networking.k8s.io", "Ingress") => out.extend(plaintext_ingress(ctx.graph, obj, &grpc_ports)),
             _ => {}
         }
