@@ -446,22 +446,69 @@ pub const STATEFULSET_POD_NAME_LABEL: &str = "statefulset.kubernetes.io/pod-name
 /// The label a StatefulSet's controller sets on each pod to its ordinal (Kubernetes >= 1.28).
 pub const STATEFULSET_POD_INDEX_LABEL: &str = "apps.kubernetes.io/pod-index";
 
-/// How many pods a workload can run: `spec.replicas` (default 1), or more when a
-/// HorizontalPodAutoscaler targeting it allows more (`maxReplicas`). A number from the input:
-/// callers bound what they do with it.
-pub fn pod_count(g: &Graph, obj: &Object) -> u64 {
+/// An autoscaler kind that sets a workload's replica count: where its maximum and its target sit,
+/// the defaults its controller applies, and where those facts come from.
+pub struct AutoscalerKind {
+    pub group: &'static str,
+    pub kind: &'static str,
+    /// JSON pointer of the maximum replica count.
+    pub max: &'static str,
+    /// The maximum when the field is absent (`None`: required by the kind's schema).
+    pub default_max: Option<u64>,
+    /// The target's kind when `scaleTargetRef.kind` is absent (`None`: required).
+    pub default_target_kind: Option<&'static str>,
+    /// Where the facts come from; data for the reader and the table's test.
+    pub source: &'static str,
+}
+
+/// The autoscalers that can raise a workload's pod count: one table, data with sources.
+pub static AUTOSCALERS: &[AutoscalerKind] = &[
+    AutoscalerKind {
+        group: "autoscaling",
+        kind: "HorizontalPodAutoscaler",
+        max: "/spec/maxReplicas",
+        default_max: None,
+        default_target_kind: None,
+        source: "Kubernetes autoscaling/v2 HorizontalPodAutoscalerSpec: maxReplicas and scaleTargetRef.kind required",
+    },
+    AutoscalerKind {
+        group: "keda.sh",
+        kind: "ScaledObject",
+        max: "/spec/maxReplicaCount",
+        default_max: Some(100),
+        default_target_kind: Some("Deployment"),
+        source: "KEDA ScaledObject specification (keda.sh/docs/latest/reference/scaledobject-spec): \
+                 maxReplicaCount default 100, scaleTargetRef.kind default Deployment, same namespace",
+    },
+];
+
+/// Every autoscaler of the graph targeting `obj`, with the maximum it allows.
+pub fn autoscalers_of<'g>(g: &'g Graph, obj: &'g Object) -> impl Iterator<Item = (&'g Object, u64)> + 'g {
     let ns = obj.namespace.as_deref().unwrap_or("default");
+    AUTOSCALERS.iter().flat_map(move |a| {
+        g.of(a.group, a.kind)
+            .filter(move |h| h.namespace.as_deref().unwrap_or("default") == ns)
+            .filter(move |h| {
+                let kind = h.str_at("/spec/scaleTargetRef/kind").or(a.default_target_kind);
+                kind.is_some_and(|k| k.eq_ignore_ascii_case(&obj.kind))
+                    && h.str_at("/spec/scaleTargetRef/name") == Some(obj.name.as_str())
+            })
+            .filter_map(move |h| {
+                let max = match h.at(a.max) {
+                    Some(v) => v.as_u64(),
+                    None => a.default_max,
+                };
+                max.map(|m| (h, m))
+            })
+    })
+}
+
+/// How many pods a workload can run: `spec.replicas` (default 1), or more when an autoscaler
+/// targeting it allows more (an HPA's `maxReplicas`, a KEDA ScaledObject's `maxReplicaCount`:
+/// [`AUTOSCALERS`]). A number from the input: callers bound what they do with it.
+pub fn pod_count(g: &Graph, obj: &Object) -> u64 {
     let replicas = obj.at("/spec/replicas").and_then(Value::as_u64).unwrap_or(1);
-    let scaled = g
-        .of("autoscaling", "HorizontalPodAutoscaler")
-        .filter(|h| h.namespace.as_deref().unwrap_or("default") == ns)
-        .filter(|h| {
-            h.str_at("/spec/scaleTargetRef/kind") == Some(obj.kind.as_str())
-                && h.str_at("/spec/scaleTargetRef/name") == Some(obj.name.as_str())
-        })
-        .filter_map(|h| h.at("/spec/maxReplicas").and_then(Value::as_u64))
-        .max()
-        .unwrap_or(0);
+    let scaled = autoscalers_of(g, obj).map(|(_, m)| m).max().unwrap_or(0);
     replicas.max(scaled)
 }
 
@@ -575,6 +622,43 @@ mod flag_tests;
 mod tests {
     use super::*;
     use crate::testkit;
+
+    #[test]
+    fn every_autoscaler_of_the_table_raises_the_pod_count() {
+        let sts = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: r, namespace: n}\nspec: {replicas: 2}\n";
+        let count = |extra: &str| {
+            let g = testkit::graph("e", &format!("{sts}---\n{extra}"));
+            let obj = g.objects.iter().find(|o| o.kind == "StatefulSet").unwrap();
+            pod_count(&g, obj)
+        };
+        let hpa = |max: u64| {
+            format!("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {{name: h, namespace: n}}\nspec: {{scaleTargetRef: {{kind: StatefulSet, name: r}}, maxReplicas: {max}}}\n")
+        };
+        let keda = |rest: &str| {
+            format!("apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: {{name: k, namespace: n}}\nspec: {{scaleTargetRef: {{{rest}}}}}\n")
+        };
+        let keda_max = |rest: &str, max: u64| {
+            format!("apiVersion: keda.sh/v1alpha1\nkind: ScaledObject\nmetadata: {{name: k, namespace: n}}\nspec: {{maxReplicaCount: {max}, scaleTargetRef: {{{rest}}}}}\n")
+        };
+        assert_eq!(
+            count("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: n}\n"),
+            2
+        );
+        assert_eq!(count(&hpa(3)), 3);
+        assert_eq!(
+            count(&hpa(1)),
+            2,
+            "an autoscaler below replicas does not lower the range"
+        );
+        assert_eq!(count(&keda_max("kind: statefulset, name: r", 5)), 5);
+        // KEDA's defaults: maxReplicaCount 100; without a kind the target is a Deployment.
+        assert_eq!(count(&keda("kind: StatefulSet, name: r")), 100);
+        assert_eq!(count(&keda("name: r")), 2);
+        assert_eq!(count(&keda("kind: StatefulSet, name: other")), 2);
+        for a in AUTOSCALERS {
+            assert!(!a.source.trim().is_empty() && a.max.starts_with('/'), "{}", a.kind);
+        }
+    }
 
     #[test]
     fn routers_are_rendered_containers_with_an_identifying_flag() {

@@ -241,17 +241,18 @@ fn count_source(g: &Graph, obj: &Object) -> String {
     let replicas = obj.at("/spec/replicas").and_then(Value::as_u64).unwrap_or(1);
     let count = router::pod_count(g, obj);
     if count > replicas {
-        let hpa = g
-            .of("autoscaling", "HorizontalPodAutoscaler")
-            .find(|h| {
-                ns_of(h) == ns_of(obj)
-                    && h.str_at("/spec/scaleTargetRef/kind") == Some(obj.kind.as_str())
-                    && h.str_at("/spec/scaleTargetRef/name") == Some(obj.name.as_str())
-                    && h.at("/spec/maxReplicas").and_then(Value::as_u64) == Some(count)
+        let (hpa, field) = router::autoscalers_of(g, obj)
+            .find(|(_, m)| *m == count)
+            .map(|(h, _)| {
+                let field = router::AUTOSCALERS
+                    .iter()
+                    .find(|a| a.kind == h.kind)
+                    .and_then(|a| a.max.rsplit('/').next())
+                    .unwrap_or("maxReplicas");
+                (h.display(), field)
             })
-            .map(|h| h.display())
-            .unwrap_or_else(|| "a HorizontalPodAutoscaler".into());
-        format!("{hpa} allows maxReplicas {count}")
+            .unwrap_or_else(|| ("an autoscaler".into(), "maxReplicas"));
+        format!("{hpa} allows {field} {count}")
     } else {
         format!("replicas {replicas}")
     }

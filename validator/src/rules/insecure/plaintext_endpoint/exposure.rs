@@ -4,37 +4,48 @@
 use super::*;
 
 /// A Service port that carries the router's worker gRPC (plaintext in the binary): it reaches one
-/// of the router's gRPC listen ports, or its name or appProtocol says gRPC/h2c.
-pub(super) fn grpc_port(p: &Value, grpc_ports: &[u16]) -> bool {
-    let name = p
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let app = p
-        .get("appProtocol")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let num = |k: &str| p.get(k).and_then(Value::as_u64);
-    let router = |n: Option<u64>| n.is_some_and(|n| grpc_ports.iter().any(|p| u64::from(*p) == n));
-    router(num("port"))
-        || router(num("targetPort"))
-        || name.contains("grpc")
-        || p.get("targetPort")
+/// of the router's gRPC listen ports (a named `targetPort` resolved through the selected pods'
+/// `containerPorts`, `Graph::target_ports`), or its name or appProtocol says gRPC/h2c. A named
+/// target port no selected pod declares is judged by its name.
+pub(super) fn grpc_port(g: &Graph, svc: Option<&Object>, p: &Value, grpc_ports: &[u16]) -> bool {
+    let (name, app) = dial::port_name_and_protocol(p);
+    let router = |n: u64| grpc_ports.iter().any(|p| u64::from(*p) == n);
+    let target = svc.map(|s| g.target_ports(s, p)).unwrap_or_default();
+    let unresolved_named = match (&target.unresolved, svc) {
+        (Some(t), _) => t.to_ascii_lowercase().contains("grpc"),
+        (None, None) => p
+            .get("targetPort")
             .and_then(Value::as_str)
-            .is_some_and(|t| t.to_ascii_lowercase().contains("grpc"))
+            .is_some_and(|t| t.to_ascii_lowercase().contains("grpc")),
+        (None, Some(_)) => false,
+    };
+    p.get("port").and_then(Value::as_u64).is_some_and(router)
+        || target.ports.iter().any(|n| router(*n))
+        || p.get("targetPort").and_then(Value::as_u64).is_some_and(router)
+        || name.contains("grpc")
+        || unresolved_named
         || app.contains("grpc")
         || app.contains("h2c")
 }
 
-/// A TCPRoute that forwards to a gRPC port, unless every listener it attaches to terminates TLS.
-pub(super) fn tcp_route_grpc(g: &Graph, route: &Object, grpc_ports: &[u16]) -> Vec<Finding> {
+/// A route of any kind (TCPRoute, HTTPRoute, GRPCRoute) that forwards to a worker gRPC port
+/// through a listener that does not terminate TLS (protocol `TCP` or `HTTP`): whichever route kind
+/// carries it, worker registration would cross the network in cleartext. A TCPRoute whose parent
+/// the render does not resolve counts as plaintext (what it attaches to is unknown); HTTP and gRPC
+/// routes are judged on the listeners they resolve to (`route-parent-resolves` reports the rest).
+pub(super) fn route_grpc(g: &Graph, route: &Object, grpc_ports: &[u16]) -> Vec<Finding> {
     let ns = route.namespace.as_deref();
     let mut out = Vec::new();
-    if attaches_only_to_tls_listeners(g, route) {
-        return out;
-    }
+    let listener = match plaintext_listener(g, route) {
+        Some(Some(proto)) => proto,
+        Some(None) if route.kind == "TCPRoute" => "TCP".to_string(),
+        _ => return out,
+    };
+    let through = if listener == "TCP" {
+        "a plain TCP listener".to_string()
+    } else {
+        format!("a plaintext {listener} listener")
+    };
     for rule in route.at("/spec/rules").and_then(Value::as_array).into_iter().flatten() {
         for b in rule.get("backendRefs").and_then(Value::as_array).into_iter().flatten() {
             let kind = b.get("kind").and_then(Value::as_str).unwrap_or("Service");
@@ -49,18 +60,18 @@ pub(super) fn tcp_route_grpc(g: &Graph, route: &Object, grpc_ports: &[u16]) -> V
                 continue;
             }
             let bns = b.get("namespace").and_then(Value::as_str).or(ns);
-            let svc_port = g
-                .get("", "Service", bns, name)
+            let svc = g.get("", "Service", bns, name);
+            let svc_port = svc
                 .and_then(|s| s.at("/spec/ports"))
                 .and_then(Value::as_array)
                 .and_then(|ps| ps.iter().find(|p| p.get("port").and_then(Value::as_u64) == Some(port)));
             let grpc = match svc_port {
-                Some(p) => grpc_port(p, grpc_ports),
+                Some(p) => grpc_port(g, svc, p, grpc_ports),
                 None => grpc_ports.iter().any(|g| u64::from(*g) == port),
             };
             if grpc {
                 out.push(
-                    Finding::object_at(PLAINTEXT_ENDPOINT, route, name, format!("{}: routes worker gRPC to Service {}/{name} port {port} through a plain TCP listener: registration traffic would cross the network in cleartext", route.display(), bns.unwrap_or("?")))
+                    Finding::object_at(PLAINTEXT_ENDPOINT, route, name, format!("{}: routes worker gRPC to Service {}/{name} port {port} through {through}: registration traffic would cross the network in cleartext", route.display(), bns.unwrap_or("?")))
                         .with_help("expose worker gRPC through an HTTPS listener whose certificate covers the gRPC dial host, with a GRPCRoute to a Service port that has appProtocol kubernetes.io/h2c"),
                 );
             }
@@ -69,9 +80,11 @@ pub(super) fn tcp_route_grpc(g: &Graph, route: &Object, grpc_ports: &[u16]) -> V
     out
 }
 
-/// Whether every listener a route's parentRefs select is a TLS listener that terminates TLS.
-pub(super) fn attaches_only_to_tls_listeners(g: &Graph, route: &Object) -> bool {
-    let mut protocols = Vec::new();
+/// The first listener a route's parentRefs select that does not terminate TLS (`Some(Some(protocol))`),
+/// none (`None`: every one terminates TLS), or a parent the render does not resolve (`Some(None)`).
+pub(super) fn plaintext_listener(g: &Graph, route: &Object) -> Option<Option<String>> {
+    let mut unresolved = false;
+    let mut any = false;
     for p in route
         .at("/spec/parentRefs")
         .and_then(Value::as_array)
@@ -79,51 +92,61 @@ pub(super) fn attaches_only_to_tls_listeners(g: &Graph, route: &Object) -> bool 
         .flatten()
     {
         let kind = p.get("kind").and_then(Value::as_str).unwrap_or("Gateway");
-        let Some(name) = p.get("name").and_then(Value::as_str) else {
-            return false;
-        };
-        if kind != "Gateway" {
-            return false;
-        }
+        let name = p.get("name").and_then(Value::as_str);
         let ns = p
             .get("namespace")
             .and_then(Value::as_str)
             .or(route.namespace.as_deref());
-        let Some(gw) = g.get("gateway.networking.k8s.io", "Gateway", ns, name) else {
-            return false;
+        let gw = name
+            .filter(|_| kind == "Gateway")
+            .and_then(|n| g.get("gateway.networking.k8s.io", "Gateway", ns, n));
+        let Some(gw) = gw else {
+            unresolved = true;
+            continue;
         };
         let section = p.get("sectionName").and_then(Value::as_str);
         for l in gw.at("/spec/listeners").and_then(Value::as_array).into_iter().flatten() {
             if section.is_none() || l.get("name").and_then(Value::as_str) == section {
+                any = true;
                 let proto = l.get("protocol").and_then(Value::as_str).unwrap_or_default();
                 let mode = l.pointer("/tls/mode").and_then(Value::as_str).unwrap_or("Terminate");
-                protocols.push(proto == "TLS" && mode == "Terminate");
+                let terminates = proto == "HTTPS" || (proto == "TLS" && mode == "Terminate");
+                if !terminates && proto != "UDP" {
+                    return Some(Some(proto.to_string()));
+                }
             }
         }
     }
-    !protocols.is_empty() && protocols.iter().all(|t| *t)
+    (unresolved || !any).then_some(None)
 }
 
 /// A LoadBalancer/NodePort Service that exposes the router's plaintext gRPC port (its
 /// `--listen-addr` port, 50071 by default).
-pub(super) fn exposed_grpc_service(svc: &Object, grpc_ports: &[u16]) -> Vec<Finding> {
+pub(super) fn exposed_grpc_service(g: &Graph, svc: &Object, grpc_ports: &[u16]) -> Vec<Finding> {
     let ty = svc.str_at("/spec/type").unwrap_or("ClusterIP");
     if ty != "LoadBalancer" && ty != "NodePort" {
         return Vec::new();
     }
     let num = |p: &Value, k: &str| p.get(k).and_then(Value::as_u64);
+    // The container port it delivers to: a number, or a name resolved through the selected pods.
     let target = |p: &Value| {
+        let reached = g.target_ports(svc, p).ports;
         grpc_ports
             .iter()
             .copied()
-            .find(|g| num(p, "targetPort") == Some(u64::from(*g)) || num(p, "port") == Some(u64::from(*g)))
+            .find(|gp| reached.contains(&u64::from(*gp)) || num(p, "port") == Some(u64::from(*gp)))
     };
     let ports = svc.at("/spec/ports").and_then(Value::as_array).into_iter().flatten();
     ports
-        .filter_map(|p| target(p).map(|g| (p, g)))
-        .map(|(p, g)| {
+        .filter_map(|p| target(p).map(|gp| (p, gp)))
+        .map(|(p, gp)| {
             let port = num(p, "port").unwrap_or_default();
-            Finding::object_at(PLAINTEXT_ENDPOINT, svc, &g.to_string(), format!("{}: a {ty} Service exposes the router's plaintext gRPC port (port {port} → {g}) outside the cluster", svc.display()))
+            let via = match p.get("targetPort").and_then(Value::as_str).filter(|t| t.parse::<u64>().is_err()) {
+                Some(name) => format!(" via targetPort `{name}`"),
+                None => String::new(),
+            };
+            let needle = if via.is_empty() { gp.to_string() } else { format!("port: {port}") };
+            Finding::object_at(PLAINTEXT_ENDPOINT, svc, &needle, format!("{}: a {ty} Service exposes the router's plaintext gRPC port (port {port} → {gp}{via}) outside the cluster", svc.display()))
                 .with_help("keep the router's gRPC Service ClusterIP and expose worker gRPC through an HTTPS Gateway listener (GRPCRoute, h2c to the router)")
         })
         .collect()
@@ -199,7 +222,7 @@ pub(super) fn plaintext_ingress(g: &Graph, ing: &Object, grpc_ports: &[u16]) -> 
                     || (want_name.is_some() && p.get("name").and_then(Value::as_str) == want_name)
             });
         let Some(p) = port else { continue };
-        if !(grpc_port(p, grpc_ports) || dial::serves_tls_or_grpc(p)) {
+        if !(grpc_port(g, Some(svc), p, grpc_ports) || dial::serves_tls_or_grpc(p)) {
             continue;
         }
         let shown_host = host.unwrap_or("(default backend, any host)");

@@ -81,8 +81,10 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
             ("", "Secret") => out.extend(configmap_dials(ctx, &servers, obj)),
             ("networking.istio.io", "DestinationRule") => out.extend(mesh::destination_rule(ctx.graph, obj)),
             ("security.istio.io", "PeerAuthentication") => out.extend(mesh::peer_authentication(ctx.graph, obj)),
-            ("gateway.networking.k8s.io", "TCPRoute") => out.extend(tcp_route_grpc(ctx.graph, obj, &grpc_ports)),
-            ("", "Service") => out.extend(exposed_grpc_service(obj, &grpc_ports)),
+            ("gateway.networking.k8s.io", "TCPRoute" | "HTTPRoute" | "GRPCRoute") => {
+                out.extend(route_grpc(ctx.graph, obj, &grpc_ports))
+            }
+            ("", "Service") => out.extend(exposed_grpc_service(ctx.graph, obj, &grpc_ports)),
             ("networking.k8s.io", "Ingress") => out.extend(plaintext_ingress(ctx.graph, obj, &grpc_ports)),
             _ => {}
         }

@@ -280,3 +280,67 @@ fn server_arguments_in_state_values() {
         assert!(fired(rel(local(), values.clone())).is_empty(), "{values}");
     }
 }
+
+/// Generated: worker gRPC reached through every route kind (TCPRoute, HTTPRoute, GRPCRoute) on
+/// every listener protocol, with the Service's targetPort written as a number, as a name the
+/// selected pods map to the gRPC port, and as a name they map to a web port; and a LoadBalancer
+/// Service with the same target ports. Fires exactly when gRPC is reached through a listener that
+/// does not terminate TLS (or exposed by the LoadBalancer).
+#[test]
+fn worker_grpc_through_every_route_kind_and_target_port_form() {
+    let pods = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "b", "namespace": "nvcf"},
+        "spec": {"selector": {"matchLabels": {"app": "b"}}, "template": {"metadata": {"labels": {"app": "b"}}, "spec": {"containers": [
+            {"name": "b", "image": "quay.io/x/b:1.0.0", "ports": [{"name": "wg", "containerPort": 50071}, {"name": "web", "containerPort": 8080}]}]}}}});
+    let p = Policy::default();
+    let mut checked = 0;
+    for (target, grpc) in [
+        (json!(50071), true),
+        (json!("wg"), true),
+        (json!("web"), false),
+        (json!(8080), false),
+    ] {
+        let svc = |ty: &str| {
+            json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "nvcf"},
+            "spec": {"type": ty, "selector": {"app": "b"}, "ports": [{"name": "edge", "port": 9443, "targetPort": target}]}})
+        };
+        for kind in ["TCPRoute", "HTTPRoute", "GRPCRoute"] {
+            for (proto, plain) in [("TCP", true), ("HTTP", true), ("HTTPS", false), ("TLS", false)] {
+                let mut listener = json!({"name": "l", "protocol": proto, "port": 443});
+                if !plain {
+                    listener["tls"] = json!({"mode": "Terminate", "certificateRefs": [{"name": "c"}]});
+                }
+                let gw = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "nvcf"},
+                    "spec": {"gatewayClassName": "eg", "listeners": [listener]}});
+                let route = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": kind, "metadata": {"name": "r", "namespace": "nvcf"},
+                    "spec": {"parentRefs": [{"name": "gw", "sectionName": "l"}], "rules": [{"backendRefs": [{"name": "s", "port": 9443}]}]}});
+                let yaml = [&pods, &svc("ClusterIP"), &gw, &route]
+                    .map(|v| serde_json::to_string(v).unwrap())
+                    .join("\n---\n");
+                let g = graph("e", &yaml);
+                let found = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&g, &p));
+                let case = format!("{kind} on {proto} to targetPort {target}");
+                if grpc && plain {
+                    assert_eq!(found.len(), 1, "{case}: {found:#?}");
+                    assert!(
+                        found[0].message.contains(&format!("{kind} nvcf/r: routes worker gRPC")),
+                        "{case}"
+                    );
+                } else {
+                    assert!(found.is_empty(), "{case}: {found:#?}");
+                }
+                checked += 1;
+            }
+        }
+        let yaml = [&pods, &svc("LoadBalancer")]
+            .map(|v| serde_json::to_string(v).unwrap())
+            .join("\n---\n");
+        let found = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&graph("e", &yaml), &p));
+        assert_eq!(
+            found.len(),
+            usize::from(grpc),
+            "LoadBalancer to targetPort {target}: {found:#?}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 4 * (3 * 4 + 1));
+}
