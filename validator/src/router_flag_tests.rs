@@ -124,3 +124,18 @@ fn the_program_is_the_first_element_of_a_non_empty_command() {
     assert!(f.flags.is_empty(), "{f:?}");
     assert_eq!(ignored(&f), [(TLS_CERT_PATH, "cd")]);
 }
+
+#[test]
+fn expand_items_counts_only_variable_names_as_unknown() {
+    // With an envFrom source the gate cannot list, any `$(NAME)` may be defined there: unknown.
+    // A shell's `$(cmd args)` or a reference starting with a digit is no variable name: as written.
+    let c = json!({"envFrom": [{"secretRef": {"name": "s"}}]});
+    let items = [json!("$(_A)"), json!("$(B-1.x)"), json!("$(1A)"), json!("$(echo hi)")];
+    let e = expand_items(None, "nvcf", &c, items.iter());
+    let unknown: Vec<Vec<&str>> = e
+        .iter()
+        .map(|x| x.unknown.iter().map(|(n, _)| n.as_str()).collect())
+        .collect();
+    assert_eq!(unknown, [vec!["_A"], vec!["B-1.x"], vec![], vec![]], "{e:?}");
+    assert_eq!(e[3].text, "$(echo hi)");
+}
