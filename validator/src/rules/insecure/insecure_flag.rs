@@ -43,7 +43,7 @@ fn scan_values(
                         && norm(k) == "enabled"
                         && falsy(child);
                     if scalar {
-                        if let Some(effect) = insecure_setting(k, child) {
+                        if let Some(effect) = insecure_setting_in(path, child) {
                             hits.push(Hit {
                                 path: show_path(path),
                                 shown: format!("{}: {}", show_path(path), short(child)),
