@@ -75,8 +75,13 @@ const PLAINTEXT_ENDPOINT: &str = "plaintext-endpoint";
 /// container's env, earlier entries, rendered ConfigMaps of `g` in `ns`), so `args:
 /// ["$(EXTRA)"]` with `EXTRA=--insecure` is judged as `--insecure`. What the gate cannot read is
 /// in `unreadable`.
-pub(crate) fn commands(g: Option<&Graph>, ns: &str, c: &Value) -> Vec<(&'static str, Vec<shell::SimpleCommand>)> {
-    let argv: Vec<String> = router::expand_items(g, ns, c, router::command_line(c))
+pub(crate) fn commands<'p>(
+    g: Option<&Graph>,
+    pod: impl Into<router::Pod<'p>>,
+    c: &Value,
+) -> Vec<(&'static str, Vec<shell::SimpleCommand>)> {
+    let pod = pod.into();
+    let argv: Vec<String> = router::expand_items(g, pod, c, router::command_line(c))
         .into_iter()
         .map(|e| e.text)
         .collect();
@@ -96,7 +101,7 @@ pub(crate) fn commands(g: Option<&Graph>, ns: &str, c: &Value) -> Vec<(&'static 
         ("lifecycle.preStop", "/lifecycle/preStop/exec/command"),
     ] {
         if let Some(items) = c.pointer(ptr).and_then(Value::as_array) {
-            let argv: Vec<String> = router::expand_items(g, ns, c, items.iter())
+            let argv: Vec<String> = router::expand_items(g, pod, c, items.iter())
                 .into_iter()
                 .map(|e| e.text)
                 .collect();
@@ -110,10 +115,14 @@ pub(crate) fn commands(g: Option<&Graph>, ns: &str, c: &Value) -> Vec<(&'static 
 /// Secret, a field reference, an `envFrom` source it cannot list) and that may be an insecure
 /// switch: a whole element that is such a reference (it may be any flag), or a switch of the
 /// table whose value is one (`--tls-skip-verify=$(SKIP)`). `(element as written, variable, why)`.
-pub(crate) fn unreadable(g: Option<&Graph>, ns: &str, c: &Value) -> Vec<(String, String, String)> {
+pub(crate) fn unreadable<'p>(
+    g: Option<&Graph>,
+    pod: impl Into<router::Pod<'p>>,
+    c: &Value,
+) -> Vec<(String, String, String)> {
     let raw: Vec<String> = router::command_line(c).map(scalar_text).collect();
     let mut out = Vec::new();
-    for (written, e) in raw.iter().zip(router::expand_items(g, ns, c, router::command_line(c))) {
+    for (written, e) in raw.iter().zip(router::expand_items(g, pod, c, router::command_line(c))) {
         let Some((var, why)) = e.unknown.first() else { continue };
         let whole = written.trim() == format!("$({var})");
         let switch = written
@@ -338,6 +347,16 @@ fn env_of(g: &Graph, obj: &Object, c: &Value) -> Vec<EnvVar> {
                     name: name.to_string(),
                     value: v.clone(),
                     from: Some(format!("ConfigMap {cm}")),
+                    needle: name.to_string(),
+                });
+            }
+        } else if let Some(field) = e.pointer("/valueFrom/fieldRef/fieldPath").and_then(Value::as_str) {
+            // The downward API: a label, an annotation or the service account of the pod template.
+            if let Some(v) = router::Pod::of(obj).field(field) {
+                out.push(EnvVar {
+                    name: name.to_string(),
+                    value: Value::String(v),
+                    from: Some(format!("the pod's `{field}`")),
                     needle: name.to_string(),
                 });
             }

@@ -375,9 +375,15 @@ mod tests {
         // verification; `tls.verify: false` is verification off; list indices are skipped.
         let e = insecure_setting_in(&["configs", "params", "server", "insecure"], &json!(true)).unwrap();
         assert!(e.starts_with("serves the API without TLS"), "{e}");
-        assert_eq!(insecure_setting_in(&["tls", "verify"], &json!(false)), Some(SKIP_VERIFY));
+        assert_eq!(
+            insecure_setting_in(&["tls", "verify"], &json!(false)),
+            Some(SKIP_VERIFY)
+        );
         assert_eq!(insecure_setting_in(&["verify"], &json!(false)), None);
-        assert_eq!(insecure_setting_in(&["clients", "[0]", "insecure"], &json!(true)), Some(SKIP_VERIFY));
+        assert_eq!(
+            insecure_setting_in(&["clients", "[0]", "insecure"], &json!(true)),
+            Some(SKIP_VERIFY)
+        );
         assert_eq!(insecure_setting_in(&["server", "insecure"], &json!(false)), None);
     }
 
