@@ -59,6 +59,7 @@ fn effective_defaults_and_placement_match_helmfile() {
         helm: rec.clone(),
         env: Vec::new(),
         writable: None,
+        ns: None,
     };
     let defaults = [
         "",

@@ -201,6 +201,7 @@ serve "$tmp/$chart-$pv.tgz"
         helm: path,
         env: tools.env.clone(),
         writable,
+        ns: tools.ns.clone(),
     })
 }
 
@@ -221,6 +222,7 @@ mod tests {
             helm: real,
             env: Vec::new(),
             writable: None,
+            ns: None,
         };
         let dir = d.join("front");
         std::fs::create_dir_all(&dir).unwrap();

@@ -9,6 +9,7 @@
 
 pub mod build;
 pub mod mirror;
+pub mod namespace;
 pub mod output;
 pub mod paths;
 pub mod remote;
@@ -31,6 +32,9 @@ pub struct Tools {
     /// Sealed (offline): the only directories helmfile, helm and what they start may write into
     /// (Landlock, see `sandbox`); `None`: not confined (online, or a mirror without --offline).
     pub writable: Option<Vec<PathBuf>>,
+    /// Sealed in a user and mount namespace (the environment left as it is, see `namespace`);
+    /// `None`: sealed by variables, or not sealed.
+    pub ns: Option<std::sync::Arc<namespace::Namespace>>,
 }
 
 impl Tools {
@@ -44,6 +48,7 @@ impl Tools {
                 helm,
                 env: Vec::new(),
                 writable: None,
+                ns: None,
             }),
             (hf, h) => {
                 let missing: Vec<&str> = [("helmfile", hf.is_none()), ("helm", h.is_none())]
@@ -99,11 +104,15 @@ impl Tools {
         c
     }
 
-    /// Sealed: Landlock for `c` (writes only to `writable` and `extra`, no TCP).
-    fn confine(&self, c: &mut Command, extra: &[&Path]) {
+    /// Sealed: Landlock for `c` (writes only to `writable` and `extra`, no TCP), the socket
+    /// filter, and where it is available the namespace (see `namespace`).
+    pub fn confine(&self, c: &mut Command, extra: &[&Path]) {
         let Some(w) = &self.writable else { return };
         let dirs: Vec<&Path> = w.iter().map(PathBuf::as_path).chain(extra.iter().copied()).collect();
-        sandbox::confine_or_block(c, &dirs);
+        match &self.ns {
+            Some(ns) => ns.confine(c, &dirs),
+            None => sandbox::confine_or_block(c, &dirs),
+        }
     }
 }
 

@@ -17,7 +17,6 @@
 //! The download that failed was refused by the seal (Landlock refuses the connection in the
 //! kernel; without Landlock it goes to the closed proxy port), never sent anywhere.
 
-use super::sandbox;
 use super::seal;
 use super::Tools;
 use anyhow::{Context, Result};
@@ -344,21 +343,17 @@ fn prime_chart(home: &Path, chart: &str, base: &Path) -> Result<bool> {
     Ok(true)
 }
 
-/// The sealed tools a failed helmfile command ran with, rebuilt from it: (tools, the command's
-/// global arguments before the subcommand).
-fn sealed_tools(cmd: &Command) -> Option<(Tools, Vec<OsString>, PathBuf)> {
-    let env: Vec<(String, OsString)> = cmd
-        .get_envs()
-        .filter_map(|(k, v)| Some((k.to_str()?.to_string(), v?.to_os_string())))
-        .collect();
-    let scratch = PathBuf::from(&env.iter().find(|(k, _)| k == seal::MARKER)?.1);
-    let home = PathBuf::from(&env.iter().find(|(k, _)| k == "HELMFILE_CACHE_HOME")?.1);
+/// The sealed tools a failed helmfile command ran with (found by its `--helm-binary`, the seal's
+/// helm front, see `seal::sealed`): (tools, the command's global arguments before the subcommand,
+/// where its download cache is on the host when it can be primed).
+fn sealed_tools(cmd: &Command) -> Option<(Tools, Vec<OsString>, Option<PathBuf>)> {
     let args: Vec<OsString> = cmd.get_args().map(OsString::from).collect();
     let helm = args
         .iter()
         .position(|a| a == "--helm-binary")
         .and_then(|i| args.get(i + 1))
         .map(PathBuf::from)?;
+    let (tools, home) = seal::sealed(&helm)?;
     // Global arguments: everything before the first subcommand word.
     let sub = args.iter().position(|a| {
         [
@@ -375,20 +370,7 @@ fn sealed_tools(cmd: &Command) -> Option<(Tools, Vec<OsString>, PathBuf)> {
         .any(|s| a == s)
     })?;
     let globals = args[..sub].to_vec();
-    let mut writable = vec![seal::writable(&scratch)];
-    if let Some(front_work) = helm.parent().map(|d| d.join("work")).filter(|d| d.is_dir()) {
-        writable.push(front_work);
-    }
-    Some((
-        Tools {
-            helmfile: PathBuf::from(cmd.get_program()),
-            helm,
-            env,
-            writable: Some(writable),
-        },
-        globals,
-        home,
-    ))
+    Some((tools, globals, home))
 }
 
 fn helmfile_with(tools: &Tools, globals: &[OsString], cmd: &Command) -> Command {
@@ -398,10 +380,7 @@ fn helmfile_with(tools: &Tools, globals: &[OsString], cmd: &Command) -> Command 
     if let Some(d) = cmd.get_current_dir() {
         c.current_dir(d);
     }
-    if let Some(w) = &tools.writable {
-        let refs: Vec<&Path> = w.iter().map(PathBuf::as_path).collect();
-        sandbox::confine_or_block(&mut c, &refs);
-    }
+    tools.confine(&mut c, &[]);
     c
 }
 
@@ -416,6 +395,8 @@ pub fn is_download_failure(stderr: &str) -> bool {
 /// the retried output when priming placed anything; `None` to report the failure as it is.
 pub fn retry_primed(cmd: &mut Command) -> Option<std::io::Result<Output>> {
     let (tools, globals, home) = sealed_tools(cmd)?;
+    let home = home?;
+    std::fs::create_dir_all(&home).ok()?;
     let mut list = helmfile_with(&tools, &globals, cmd);
     list.args(["list", "--skip-charts", "--output", "json"]);
     let out = list.output().ok()?;
@@ -499,7 +480,7 @@ pub fn remote_values(cmd: &Command) -> Vec<String> {
 /// message; then helmfile's first panic line instead of its Go stack trace.
 pub fn explain_failure(cmd: &Command, what: &str, out: &Output) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr);
-    let sealed = cmd.get_envs().any(|(k, _)| k == seal::MARKER);
+    let sealed = sealed_tools(cmd).is_some();
     let named = if sealed { remote_values(cmd) } else { Vec::new() };
     let cause = stderr
         .lines()

@@ -331,6 +331,98 @@ pub fn confine_or_block(cmd: &mut Command, writable: &[&Path]) {
     }
 }
 
+/// A Landlock ruleset prepared in the parent for a child that builds it itself, after it has
+/// mounted what it sees (`namespace`): the rule targets opened here (`O_PATH`), the attributes
+/// computed here; the child only makes system calls (see [`Prepared::restrict_in_child`]).
+pub struct Prepared {
+    attr: RulesetAttr,
+    size: usize,
+    fs: u64,
+    /// Writable directories; `/dev/null` last.
+    fds: Vec<std::fs::File>,
+    filter: Option<super::sockets::Filter>,
+}
+
+/// The Landlock ruleset of [`ruleset`] at `abi`, and the socket filter, ready for a child.
+pub fn prepare(abi: u32, writable: &[&Path]) -> Result<Prepared> {
+    let (fs, net, scoped) = handled(abi);
+    let mut fds = Vec::new();
+    for d in writable {
+        fds.push(open_path(d)?);
+    }
+    fds.push(open_path(Path::new("/dev/null"))?);
+    Ok(Prepared {
+        attr: RulesetAttr {
+            handled_access_fs: fs,
+            handled_access_net: net,
+            scoped,
+        },
+        size: attr_size(abi),
+        fs,
+        fds,
+        filter: sockets_sealed().then(super::sockets::Filter::new),
+    })
+}
+
+impl Prepared {
+    /// In the child, between `fork` and `exec`: `PR_SET_NO_NEW_PRIVS`, the socket filter, and a
+    /// Landlock domain allowing writes beneath the prepared directories and `extra` (directories
+    /// the child opened after mounting them). System calls only: no allocation, no lock.
+    pub fn restrict_in_child(&self, extra: &[libc::c_int]) -> std::io::Result<()> {
+        no_new_privs()?;
+        if let Some(f) = &self.filter {
+            f.install()?;
+        }
+        // SAFETY: `attr` is valid for `size` bytes; every fd is open; the rule attributes live on
+        // the stack for the duration of each call.
+        unsafe {
+            let fd = libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                &self.attr as *const RulesetAttr,
+                self.size,
+                0u32,
+            );
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let fd = fd as libc::c_int;
+            let last = self.fds.len().saturating_sub(1);
+            let targets = self
+                .fds
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    (
+                        f.as_raw_fd(),
+                        if i == last { self.fs & FS_FILE_RIGHTS } else { self.fs },
+                    )
+                })
+                .chain(extra.iter().map(|&e| (e, self.fs)));
+            for (target, allowed) in targets {
+                let attr = PathBeneathAttr {
+                    allowed_access: allowed,
+                    parent_fd: target,
+                };
+                if libc::syscall(
+                    libc::SYS_landlock_add_rule,
+                    fd,
+                    RULE_PATH_BENEATH,
+                    &attr as *const PathBeneathAttr,
+                    0u32,
+                ) != 0
+                {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(fd);
+        }
+        Ok(())
+    }
+}
+
 /// [`confine`] at a given ABI level (at most the kernel's).
 pub fn confine_at(cmd: &mut Command, abi: u32, writable: &[&Path]) -> Result<()> {
     let ruleset = Arc::new(ruleset(abi, writable)?);

@@ -3,20 +3,20 @@
 //!
 //! - a Landlock sandbox (`sandbox`, where the kernel has it): writes only inside the seal's
 //!   scratch directory, the helm front's work directory and the render output directory (plus
-//!   `/dev/null`), and no TCP `connect` or `bind` at all, loopback included;
-//! - every proxy variable pointing at a closed loopback port and an empty `NO_PROXY`, so any
-//!   HTTP(S) request (registry, repository index, git over https) fails at once instead of
-//!   reaching the network or hanging, also where Landlock is missing;
-//! - `git`, `kubectl` and `kustomize` fronts first on `PATH`: `git` and `kubectl` refuse at once
-//!   (remote `git::` helmfiles, hooks calling `kubectl`), `kustomize` answers for offline
-//!   placeholder charts and otherwise runs the real one (or says it is missing); plus
-//!   `GIT_SSH_COMMAND=false` and no terminal prompt;
-//! - an empty `KUBECONFIG` (mode 0600) and `HOME`, `XDG_*`, `HELM_*` and `HELMFILE_CACHE_HOME`
-//!   directories inside the scratch directory, so no cluster, repository list, registry login or
-//!   credential of the user is seen.
+//!   `/dev/null`), and no TCP `connect` or `bind` at all, loopback included; and no Unix sockets
+//!   (`sockets`, a seccomp filter);
+//! - the user's environment unchanged, in a user and mount namespace (`namespace`) whose overlays
+//!   take the writes to `HOME` and the temporary directory and put the fronts (`git`, `kubectl`
+//!   and the container CLIs refuse; `kustomize` answers for offline placeholder charts) first on
+//!   the unchanged `PATH`: a template cannot tell this run from an apply run by what it reads
+//!   ([`by_namespace`]);
+//! - where that namespace is not available, the seal by variables ([`environment`]): proxies at
+//!   a closed loopback port, an empty `KUBECONFIG`, `HOME`, `XDG_*`, `HELM_*`,
+//!   `HELMFILE_CACHE_HOME` and `TMPDIR` in the scratch directory, the fronts first on `PATH`;
+//!   `offline-seal-partial` then says a template can see the difference.
 //!
 //! Hooks still run commands (helmfile runs `prepare` hooks while loading the state): the seal
-//! takes their network, cluster, credentials and writes away, not the commands themselves, nor
+//! takes their network, cluster, host sockets and writes away, not the commands themselves, nor
 //! what they can read; see the trust model in the README.
 
 use super::Tools;
@@ -26,10 +26,6 @@ use std::path::{Path, PathBuf};
 
 /// A loopback port nothing listens on (the discard port); connecting fails at once.
 pub const CLOSED_PROXY: &str = "http://127.0.0.1:9";
-
-/// Set in the environment of every sealed tool: the scratch directory (the retry of a
-/// go-getter download finds the seal through it, see `remote`).
-pub const MARKER: &str = "NVCF_VALIDATE_SEALED";
 
 /// Where the seal's proxies point: `NVCF_SEALED_PROXY` when set (the realworld tests point it at
 /// a listener that counts connection attempts), else `CLOSED_PROXY`.
@@ -107,7 +103,31 @@ exit 127
     )
 }
 
-/// The sealed environment, rooted in `scratch` (created by the caller, removed with it).
+/// Write the fronts into `bin`: the refusing ones, and `kustomize` calling `real_kustomize`.
+fn write_fronts(bin: &Path, real_kustomize: Option<&Path>) -> Result<()> {
+    std::fs::create_dir_all(bin).with_context(|| format!("creating {}", bin.display()))?;
+    for cmd in REFUSED {
+        let script = format!(
+            "#!/bin/sh\necho \"nvcf-validate --offline: \\`{cmd} $*\\` refused (offline runs are sealed: no network, no cluster, no host sockets)\" >&2\nexit 1\n"
+        );
+        write_script(&bin.join(cmd), &script)?;
+    }
+    write_script(&bin.join("kustomize"), &kustomize_front(real_kustomize))
+}
+
+fn user_path() -> Vec<PathBuf> {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .collect()
+}
+
+fn real_kustomize() -> Option<PathBuf> {
+    user_path().iter().map(|d| d.join("kustomize")).find(|p| p.is_file())
+}
+
+/// The sealed environment by variables (where the namespace is not available), rooted in
+/// `scratch` (created by the caller, removed with it).
 pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
     let mut env: Vec<(String, OsString)> = Vec::new();
     for v in [
@@ -121,19 +141,8 @@ pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
         env.push((v.into(), proxy()));
     }
     let bin = scratch.join("bin");
-    std::fs::create_dir_all(&bin).with_context(|| format!("creating {}", bin.display()))?;
-    for cmd in REFUSED {
-        let script = format!(
-            "#!/bin/sh\necho \"nvcf-validate --offline: \\`{cmd} $*\\` refused (offline runs are sealed: no network, no cluster, no host sockets)\" >&2\nexit 1\n"
-        );
-        write_script(&bin.join(cmd), &script)?;
-    }
-    let user_path: Vec<PathBuf> = std::env::var_os("PATH")
-        .iter()
-        .flat_map(std::env::split_paths)
-        .collect();
-    let real_kustomize = user_path.iter().map(|d| d.join("kustomize")).find(|p| p.is_file());
-    write_script(&bin.join("kustomize"), &kustomize_front(real_kustomize.as_deref()))?;
+    write_fronts(&bin, real_kustomize().as_deref())?;
+    let user_path = user_path();
     let mut path = vec![bin];
     path.extend(user_path);
     env.push(("PATH".into(), std::env::join_paths(path).context("building PATH")?));
@@ -189,7 +198,6 @@ pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
         "HELM_REPOSITORY_CACHE".into(),
         w.join("helm/cache/repository").into_os_string(),
     ));
-    env.push((MARKER.into(), scratch.as_os_str().to_owned()));
     Ok(env)
 }
 
@@ -217,6 +225,15 @@ pub fn weaknesses() -> Vec<String> {
         };
         v.push(format!("not enforced by the kernel: {}; {why}", gaps.join(", ")));
     }
+    if !by_namespace() {
+        v.push(
+            "the environment differs from an apply run's (HOME, TMPDIR, PATH, KUBECONFIG, XDG and helm \
+             directories and proxies are the seal's, which a template can read): user and mount \
+             namespaces are not available to this process, or Landlock or the socket filter is \
+             incomplete"
+                .to_string(),
+        );
+    }
     if !super::sandbox::sockets_sealed() {
         v.push(
             "not enforced by the kernel: Unix sockets (a container runtime's, any host service's); \
@@ -233,13 +250,73 @@ pub fn weaknesses() -> Vec<String> {
     v
 }
 
-/// `tools` running in the sealed environment rooted in `scratch`: its environment, and the
-/// Landlock sandbox allowing writes only to the scratch directory's writable part and the
+/// Is the seal made by the kernel alone, the environment left as it is (see `namespace`): the
+/// namespace is available and Landlock and the socket filter are complete.
+pub fn by_namespace() -> bool {
+    super::sandbox::coverage().complete() && super::sandbox::sockets_sealed() && super::namespace::available()
+}
+
+/// The directory helmfile caches downloads in, as helmfile 0.166 computes it from the
+/// environment (`remote.CacheDir`: `HELMFILE_CACHE_HOME`, else Go's `os.UserCacheDir()` +
+/// `helmfile`: `XDG_CACHE_HOME` when absolute, else `$HOME/.cache`).
+fn helmfile_cache_dir() -> Option<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if let Some(h) = var("HELMFILE_CACHE_HOME") {
+        return Some(h);
+    }
+    let base = match var("XDG_CACHE_HOME") {
+        Some(x) if x.is_absolute() => x,
+        Some(_) => return None,
+        None => var("HOME")?.join(".cache"),
+    };
+    Some(base.join("helmfile"))
+}
+
+struct Registered {
+    helm: PathBuf,
+    tools: Tools,
+    cache: Option<PathBuf>,
+}
+
+fn registry() -> &'static std::sync::Mutex<Vec<Registered>> {
+    static R: std::sync::OnceLock<std::sync::Mutex<Vec<Registered>>> = std::sync::OnceLock::new();
+    R.get_or_init(Default::default)
+}
+
+/// The sealed tools whose helm (front) is `helm`, and where their helmfile download cache is on
+/// the host (`remote` primes it); `None` when `helm` is no sealed run's.
+pub fn sealed(helm: &Path) -> Option<(Tools, Option<PathBuf>)> {
+    let r = registry().lock().unwrap_or_else(|e| e.into_inner());
+    r.iter()
+        .rev()
+        .find(|e| e.helm == helm)
+        .map(|e| (e.tools.clone(), e.cache.clone()))
+}
+
+/// `tools` running sealed in `scratch`: in a namespace with the environment as it is (see
+/// `namespace`), or, where that is not available, in the environment of [`environment`]; with
+/// the Landlock sandbox allowing writes only to the scratch directory's writable part and the
 /// directories `tools` already allows (the helm front's work directory).
 pub fn seal(mut tools: Tools, scratch: &Path) -> Result<Tools> {
-    tools.env.extend(environment(scratch)?);
+    let w = writable(scratch);
+    std::fs::create_dir_all(&w).with_context(|| format!("creating {}", w.display()))?;
+    let cache = if by_namespace() {
+        let real = real_kustomize();
+        let bin = scratch.join("bin");
+        let real_named: Vec<(&str, PathBuf)> = real.iter().map(|r| ("kustomize", r.clone())).collect();
+        let mut ns = super::namespace::Namespace::new(scratch, &bin, &real_named)?;
+        write_fronts(&bin, real.as_deref().map(|r| ns.real_path(r)).as_deref())?;
+        let host = w.join("helmfile-cache");
+        std::fs::create_dir_all(&host).with_context(|| format!("creating {}", host.display()))?;
+        let shown = helmfile_cache_dir().is_some_and(|d| ns.show_at(&host, &d));
+        tools.ns = Some(std::sync::Arc::new(ns));
+        shown.then_some(host)
+    } else {
+        tools.env.extend(environment(scratch)?);
+        Some(w.join("helmfile-cache"))
+    };
     let mut dirs = tools.writable.take().unwrap_or_default();
-    dirs.push(writable(scratch));
+    dirs.push(w);
     dirs.extend(test_writable());
     // Fail here, naming the directory, rather than at every command.
     if super::sandbox::coverage().abi > 0 {
@@ -247,6 +324,11 @@ pub fn seal(mut tools: Tools, scratch: &Path) -> Result<Tools> {
         super::sandbox::ruleset(super::sandbox::coverage().abi, &refs)?;
     }
     tools.writable = Some(dirs);
+    registry().lock().unwrap_or_else(|e| e.into_inner()).push(Registered {
+        helm: tools.helm.clone(),
+        tools: tools.clone(),
+        cache,
+    });
     Ok(tools)
 }
 
