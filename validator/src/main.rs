@@ -145,10 +145,7 @@ fn main() {
 fn check(c: &Check) -> i32 {
     // No --file: the state helmfile itself would load here (else `helmfile.yaml`, whose absence
     // is then the error).
-    let file = c.file.clone().unwrap_or_else(|| {
-        nvcf_validate::stack::loader::default_file(std::path::Path::new(""))
-            .unwrap_or_else(|| PathBuf::from("helmfile.yaml"))
-    });
+    let file = nvcf_validate::stack::loader::state_file(c.file.as_deref());
     // Relative source paths in findings are relative to the stack's directory (or, for
     // --manifests, to the working directory); SARIF turns them into repository URIs.
     let base = match c.manifests {

@@ -7,7 +7,7 @@
 
 use crate::diagram::{self, model, Format};
 use crate::engine::{self, CheckArgs};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -39,19 +39,16 @@ pub struct Args {
 }
 
 pub fn run(a: &Args, now: Option<time::OffsetDateTime>) -> i32 {
-    let file = a.file.clone().unwrap_or_else(|| {
-        crate::stack::loader::default_file(std::path::Path::new("")).unwrap_or_else(|| PathBuf::from("helmfile.yaml"))
-    });
     let args = CheckArgs {
-        file,
-        environments: a.environments.clone(),
-        offline: a.offline,
-        chart_mirror: a.chart_mirror.clone(),
         policy: a.policy.clone(),
         no_cache: a.no_cache,
-        progress: std::io::stderr().is_terminal(),
         now,
-        ..CheckArgs::default()
+        ..super::render_args(
+            a.file.as_deref(),
+            a.environments.clone(),
+            a.offline,
+            a.chart_mirror.as_ref(),
+        )
     };
     let envs = match engine::check_graphs(&args) {
         Ok((_, e)) => e,

@@ -22,7 +22,7 @@ pub mod source;
 
 use crate::engine::{self, CheckArgs};
 use crate::probe::{self, Protocol};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Largest base profile read (a profile is a few KiB).
@@ -94,22 +94,19 @@ fn host_port(addr: &str) -> &str {
 }
 
 pub fn run(a: &Args) -> i32 {
-    let file = a.file.clone().unwrap_or_else(|| {
-        crate::stack::loader::default_file(Path::new("")).unwrap_or_else(|| PathBuf::from("helmfile.yaml"))
-    });
     let base = match a.base.as_deref().map(read_base).transpose() {
         Ok(b) => b,
         Err(e) => return fail(2, e),
     };
     let args = CheckArgs {
-        file: file.clone(),
-        environments: vec![a.environment.clone()],
-        offline: a.offline,
-        chart_mirror: a.chart_mirror.clone(),
         policy: a.policy.clone(),
         no_cache: a.no_cache,
-        progress: std::io::stderr().is_terminal(),
-        ..CheckArgs::default()
+        ..super::render_args(
+            a.file.as_deref(),
+            vec![a.environment.clone()],
+            a.offline,
+            a.chart_mirror.as_ref(),
+        )
     };
     let (report, envs) = match engine::check_graphs(&args) {
         Ok(r) => r,
@@ -130,7 +127,7 @@ pub fn run(a: &Args) -> i32 {
             ),
         );
     }
-    let examples = source::example_certificates(&stack_dir(&file));
+    let examples = source::example_certificates(&stack_dir(&args.file));
     let m = match source::read(&env.graph, &examples) {
         Ok(m) => m,
         Err(e) => return fail(2, e),
