@@ -706,6 +706,10 @@ pub fn advertised_names(g: &Graph, router: &RouterWorkload<'_>) -> Vec<String> {
 mod flag_tests;
 
 #[cfg(test)]
+#[path = "router_pod_tests.rs"]
+mod pod_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::testkit;
