@@ -365,7 +365,16 @@ pub fn manifest_documents(text: &str) -> Result<Vec<Doc>> {
     let yaml = documents(text)?;
     let starts = line_starts(text);
     let line_of = |offset: usize| starts.partition_point(|&s| s <= offset);
-    let mut helm = Vec::new();
+    const HOW: &str = "helm cuts rendered manifests at every line that starts with `---` and reads only the first \
+                       YAML document of each piece";
+    const FIX: &str = "write each document after a `---` line of its own, with LF line ends, and no `...` or \
+                       `%` directives";
+    // helm's reading, piece by piece, compared as it is read (never a second copy of every
+    // document): a piece helm cannot read is refused first, then the first document read
+    // differently, then a count that differs.
+    let mut helm = 0usize;
+    let mut differs: Option<usize> = None;
+    let mut extra_helm_line: Option<usize> = None;
     for (offset, piece) in helm_pieces(text) {
         let line = line_of(offset);
         // helm installs each piece followed by a line break (`---\n# Source: …\n<piece>\n`), so a
@@ -376,36 +385,40 @@ pub fn manifest_documents(text: &str) -> Result<Vec<Doc>> {
                  starting with `---` and reads each piece on its own): {e}"
             )
         })?;
-        helm.extend(docs);
-    }
-    const HOW: &str = "helm cuts rendered manifests at every line that starts with `---` and reads only the first \
-                       YAML document of each piece";
-    const FIX: &str = "write each document after a `---` line of its own, with LF line ends, and no `...` or \
-                       `%` directives";
-    for i in 0..yaml.len().max(helm.len()) {
-        match (yaml.get(i), helm.get(i)) {
-            (Some(y), Some(h)) if y.value == h.value => continue,
-            (Some(y), Some(_)) => bail!(
-                "line {}: helm reads document {} differently from a YAML parser ({HOW}); {FIX}",
-                y.line,
-                i + 1
-            ),
-            (Some(y), None) => bail!(
-                "line {}: a YAML parser reads a document here that helm does not see ({HOW}: {} documents for \
-                 YAML, {} for helm); {FIX}",
-                y.line,
-                yaml.len(),
-                helm.len()
-            ),
-            (None, Some(h)) => bail!(
-                "line {}: helm reads a document here that a YAML parser does not ({HOW}: {} documents for YAML, \
-                 {} for helm); {FIX}",
-                h.line,
-                yaml.len(),
-                helm.len()
-            ),
-            (None, None) => unreachable!("i is below the longer length"),
+        for h in docs {
+            match yaml.get(helm) {
+                Some(y) if y.value == h.value => {}
+                Some(_) => {
+                    differs.get_or_insert(helm);
+                }
+                None => {
+                    extra_helm_line.get_or_insert(h.line);
+                }
+            }
+            helm += 1;
         }
+    }
+    if let Some(i) = differs {
+        bail!(
+            "line {}: helm reads document {} differently from a YAML parser ({HOW}); {FIX}",
+            yaml[i].line,
+            i + 1
+        );
+    }
+    if let Some(y) = yaml.get(helm) {
+        bail!(
+            "line {}: a YAML parser reads a document here that helm does not see ({HOW}: {} documents for \
+             YAML, {helm} for helm); {FIX}",
+            y.line,
+            yaml.len(),
+        );
+    }
+    if let Some(line) = extra_helm_line {
+        bail!(
+            "line {line}: helm reads a document here that a YAML parser does not ({HOW}: {} documents for YAML, \
+             {helm} for helm); {FIX}",
+            yaml.len(),
+        );
     }
     Ok(yaml)
 }
@@ -704,6 +717,7 @@ impl<'a> Builder<'a> {
         }
         self.depth -= 1;
         self.flow_depth -= flow as usize;
+        items.shrink_to_fit();
         Ok(Value::Array(items))
     }
 
@@ -848,6 +862,7 @@ impl<'a> Builder<'a> {
         }
         self.depth -= 1;
         self.flow_depth -= flow as usize;
+        items.shrink_to_fit();
         Ok(Value::Array(items))
     }
 
@@ -917,7 +932,8 @@ fn check_collection_tag(tag: Option<&str>, expected: &str, line: usize) -> Resul
 /// earlier one; a merge applies the merged mapping's keys at its position, and a sequence of
 /// mappings is applied from its last element to its first (so earlier elements win).
 fn merge_entries(entries: Vec<Entry>) -> Result<Map<String, Value>> {
-    let mut out = Map::new();
+    // Sized for its keys: a rendered stack holds every mapping it parses until the run ends.
+    let mut out = Map::with_capacity(entries.len());
     for e in entries {
         match e {
             Entry::Key(k, v) => {

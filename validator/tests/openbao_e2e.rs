@@ -19,7 +19,7 @@ use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use nvcf_validate::pki;
@@ -30,17 +30,13 @@ use tempfile::TempDir;
 
 // ------------------------------------------------------------------ the OpenBao dev server
 
-struct Bao {
-    child: Child,
-    addr: String,
-    root_token: String,
-    home: TempDir,
-}
+/// The dev server, with what these tests do to it (tokens of one policy, provisioning).
+struct Bao(DevServer);
 
-impl Drop for Bao {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl std::ops::Deref for Bao {
+    type Target = DevServer;
+    fn deref(&self) -> &DevServer {
+        &self.0
     }
 }
 
@@ -61,78 +57,7 @@ fn http_get(addr: &str, path: &str) -> std::io::Result<(u16, String)> {
 
 impl Bao {
     fn start() -> Bao {
-        let bao = tool("bao");
-        let mut last = String::new();
-        for _ in 0..3 {
-            let home = TempDir::new().unwrap();
-            let port = free_port();
-            let addr = format!("127.0.0.1:{port}");
-            let root_token = format!("e2e-root-{port}");
-            let log = std::fs::File::create(home.path().join("bao.log")).unwrap();
-            let child = Command::new(&bao)
-                .args(["server", "-dev", "-dev-no-store-token"])
-                .arg(format!("-dev-listen-address={addr}"))
-                .arg(format!("-dev-root-token-id={root_token}"))
-                .env_clear()
-                .env("HOME", home.path())
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .stdin(Stdio::null())
-                .spawn()
-                .expect("start bao server -dev");
-            let mut b = Bao {
-                child,
-                addr,
-                root_token,
-                home,
-            };
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = b.child.try_wait() {
-                    break; // exited: port taken or bad flags; retry with another port
-                }
-                if let Ok((200, _)) = http_get(&b.addr, "/v1/sys/health") {
-                    return b;
-                }
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            last = std::fs::read_to_string(b.home.path().join("bao.log")).unwrap_or_default();
-        }
-        panic!("OpenBao dev server did not become healthy; last log:\n{last}");
-    }
-
-    /// A hermetic command environment: only what the script and the CLI need.
-    fn command(&self, program: &Path, token: &str) -> Command {
-        let mut c = Command::new(program);
-        let bao_dir = tool("bao").parent().unwrap().to_path_buf();
-        let mut path = vec![bao_dir];
-        if let Some(p) = std::env::var_os("PATH") {
-            path.extend(std::env::split_paths(&p));
-        }
-        c.env_clear()
-            .env("HOME", self.home.path())
-            .env("PATH", std::env::join_paths(path).unwrap())
-            .env("BAO_ADDR", format!("http://{}", self.addr))
-            .env("BAO_TOKEN", token)
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn cli(&self, token: &str, args: &[&str]) -> Output {
-        self.command(&tool("bao"), token).args(args).output().expect("run bao")
-    }
-
-    fn cli_ok(&self, token: &str, args: &[&str]) -> String {
-        let o = self.cli(token, args);
-        assert!(o.status.success(), "bao {args:?} failed:\n{}", out_text(&o));
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    }
-
-    fn json(&self, token: &str, args: &[&str]) -> Value {
-        let mut a = vec![args[0], "-format=json"];
-        a.extend_from_slice(&args[1..]);
-        serde_json::from_str(&self.cli_ok(token, &a)).expect("bao -format=json prints JSON")
+        Bao(DevServer::start("e2e-root"))
     }
 
     fn token_with_policy(&self, policy: &str) -> String {

@@ -247,14 +247,9 @@ impl Cluster {
     /// The CLI against node `i`, verifying its certificate for `server_name`.
     fn cmd(&self, program: &Path, i: usize, server_name: &str, token: &str) -> Command {
         let mut c = Command::new(program);
-        let bao_dir = tool("bao").parent().unwrap().to_path_buf();
-        let mut path = vec![bao_dir];
-        if let Some(p) = std::env::var_os("PATH") {
-            path.extend(std::env::split_paths(&p));
-        }
         c.env_clear()
             .env("HOME", self.home.path())
-            .env("PATH", std::env::join_paths(path).unwrap())
+            .env("PATH", bao_path())
             .env("BAO_ADDR", format!("https://127.0.0.1:{}", self.nodes[i].peer.api))
             .env("BAO_CACERT", self.tls.join("ca.crt"))
             .env("BAO_TLS_SERVER_NAME", server_name)

@@ -98,6 +98,11 @@ fn nothing_rendered_skips_verification() {
     let mut checked = 0;
     for env in ENVIRONMENTS {
         for o in render_local(env, &[]) {
+            // nvcf-admission's policies name the switches (messages, patterns) in order to deny
+            // them; nothing runs them.
+            if o["kind"] == "ValidatingAdmissionPolicy" {
+                continue;
+            }
             let id = format!("{env}: {} {}", o["kind"], o["metadata"]["name"]);
             let mut all = Vec::new();
             strings(&o, String::new(), &mut all);

@@ -15,105 +15,40 @@ use support::tool;
 use nvcf_validate::pki;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 // ------------------------------------------------------------------ a dev server and its CLI
 
-struct Bao {
-    child: Child,
-    addr: String,
-    token: String,
-    home: TempDir,
-}
+/// The dev server, driven as root (the runbooks' operator).
+struct Bao(DevServer);
 
-impl Drop for Bao {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+impl std::ops::Deref for Bao {
+    type Target = DevServer;
+    fn deref(&self) -> &DevServer {
+        &self.0
     }
-}
-
-fn path_env() -> std::ffi::OsString {
-    let mut path = vec![tool("bao").parent().unwrap().to_path_buf()];
-    if let Some(p) = std::env::var_os("PATH") {
-        path.extend(std::env::split_paths(&p));
-    }
-    std::env::join_paths(path).unwrap()
 }
 
 impl Bao {
     fn start() -> Bao {
-        for _ in 0..3 {
-            let home = TempDir::new().unwrap();
-            let addr = format!("127.0.0.1:{}", free_port());
-            let token = "lifecycle-root".to_string();
-            let log = std::fs::File::create(home.path().join("bao.log")).unwrap();
-            let child = Command::new(tool("bao"))
-                .args(["server", "-dev", "-dev-no-store-token"])
-                .arg(format!("-dev-listen-address={addr}"))
-                .arg(format!("-dev-root-token-id={token}"))
-                .env_clear()
-                .env("HOME", home.path())
-                .env("PATH", path_env())
-                .stdout(log.try_clone().unwrap())
-                .stderr(log)
-                .stdin(Stdio::null())
-                .spawn()
-                .expect("start bao server -dev");
-            let mut b = Bao {
-                child,
-                addr,
-                token,
-                home,
-            };
-            let deadline = Instant::now() + Duration::from_secs(60);
-            while Instant::now() < deadline {
-                if let Ok(Some(_)) = b.child.try_wait() {
-                    break;
-                }
-                if b.cli(&["status"]).status.success() {
-                    return b;
-                }
-                std::thread::sleep(Duration::from_millis(200));
-            }
-        }
-        panic!("OpenBao dev server did not start");
-    }
-
-    fn command(&self, program: &Path) -> Command {
-        let mut c = Command::new(program);
-        c.env_clear()
-            .env("HOME", self.home.path())
-            .env("PATH", path_env())
-            .env("BAO_ADDR", format!("http://{}", self.addr))
-            .env("BAO_TOKEN", &self.token)
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn cli(&self, args: &[&str]) -> Output {
-        self.command(&tool("bao")).args(args).output().expect("run bao")
+        Bao(DevServer::start("lifecycle-root"))
     }
 
     fn ok(&self, args: &[&str]) -> String {
-        let o = self.cli(args);
-        assert!(o.status.success(), "bao {args:?}:\n{}", out_text(&o));
-        String::from_utf8_lossy(&o.stdout).into_owned()
+        self.cli_ok(&self.root_token, args)
     }
 
     fn json(&self, args: &[&str]) -> Value {
-        let mut a = vec![args[0], "-format=json"];
-        a.extend_from_slice(&args[1..]);
-        serde_json::from_str(&self.ok(&a)).unwrap()
+        self.0.json(&self.root_token, args)
     }
 
-    /// The rendered provision.sh (bootstrap with the root token, or steady state).
-    fn provision(&self, r: &Rendered, steady: bool) -> Output {
+    /// The rendered provision.sh as `token` (bootstrap with the root token, or steady state).
+    fn provision(&self, r: &Rendered, token: &str, steady: bool) -> Output {
         let script = self.home.path().join("provision.sh");
         std::fs::write(&script, &r.script).unwrap();
-        let mut c = self.command(Path::new("bash"));
+        let mut c = self.command(Path::new("bash"), token);
         c.arg(&script).env("WAIT_SECONDS", "30");
         r.provision_env(&mut c, self.home.path());
         if steady {
@@ -178,7 +113,7 @@ fn verifies(bundle: &str, chain: &str, name: &str) -> Result<(), String> {
 fn provisioned() -> (Bao, Rendered) {
     let r = render_default();
     let bao = Bao::start();
-    let o = bao.provision(&r, false);
+    let o = bao.provision(&r, &bao.root_token, false);
     assert!(o.status.success(), "bootstrap provisioning:\n{}", out_text(&o));
     (bao, r)
 }
@@ -261,13 +196,7 @@ fn intermediate_rotation_overlaps_under_the_same_bundle() {
         "10m",
     ]))
     .unwrap();
-    let steady = Bao {
-        child: Command::new("true").spawn().unwrap(),
-        addr: bao.addr.clone(),
-        token: prov["auth"]["client_token"].as_str().unwrap().to_string(),
-        home: TempDir::new().unwrap(),
-    };
-    let o = steady.provision(&r, true);
+    let o = bao.provision(&r, prov["auth"]["client_token"].as_str().unwrap(), true);
     assert!(o.status.success(), "steady state after the rotation:\n{}", out_text(&o));
 }
 
@@ -337,7 +266,7 @@ fn root_rotation_goes_through_a_two_root_bundle() {
         &format!("{int_mount}/config/issuers"),
         &format!("default={id}"),
     ]);
-    let o = bao.provision(&r2, true);
+    let o = bao.provision(&r2, &bao.root_token, true);
     assert!(
         o.status.success(),
         "the new chain anchors in the two-root bundle:\n{}",
@@ -361,14 +290,14 @@ fn root_rotation_goes_through_a_two_root_bundle() {
     assert_ne!(r3.trust_bundle_fingerprint, r2.trust_bundle_fingerprint);
     assert_eq!(verifies(&r3.trust_bundle, &new, &name), Ok(()));
     assert_eq!(verifies(&r3.trust_bundle, &old, &name), Err("UnknownIssuer".into()));
-    let o = bao.provision(&r3, true);
+    let o = bao.provision(&r3, &bao.root_token, true);
     assert!(
         o.status.success(),
         "the new chain anchors in the new bundle:\n{}",
         out_text(&o)
     );
     // Provisioning with the old bundle now fails loudly: OpenBao's chain ends in the new root.
-    let o = bao.provision(&r1, true);
+    let o = bao.provision(&r1, &bao.root_token, true);
     assert_eq!(o.status.code(), Some(1), "{}", out_text(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("CA MISMATCH"),
@@ -422,7 +351,7 @@ fn listener_certificate_renewal_is_served_after_sighup_without_unseal() {
         .arg(&cfg)
         .env_clear()
         .env("HOME", dir.path())
-        .env("PATH", path_env())
+        .env("PATH", bao_path())
         .stdout(log.try_clone().unwrap())
         .stderr(log)
         .stdin(Stdio::null())

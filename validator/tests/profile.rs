@@ -421,52 +421,68 @@ fn run_legs(dir: &Path, profile: &Path, s: &Servers, extra: &[&str]) -> Output {
     probe_profile(dir, &refs)
 }
 
+/// What every `probe --profile` case starts from: a work directory, a root, and the QUIC and
+/// gRPC loopback servers with one leaf of it.
+struct Legs {
+    dir: tempfile::TempDir,
+    ca: lo::Ca,
+    servers: Servers,
+}
+
+fn legs_of_one_root() -> Legs {
+    let ca = lo::root("probe profile root");
+    Legs {
+        dir: tempfile::tempdir().unwrap(),
+        servers: servers(&ca),
+        ca,
+    }
+}
+
+impl Legs {
+    /// A worker profile with `pem` as its bundle, `fingerprint` advertised for it, and `address`
+    /// (default: the QUIC address nvcf-cli accepts) as the router address.
+    fn profile(&self, pem: &str, fingerprint: &str, address: Option<&str>) -> PathBuf {
+        worker_profile(self.dir.path(), pem, fingerprint, address.unwrap_or(QUIC_ADDRESS))
+    }
+
+    /// `probe --profile` over both legs, with `extra` arguments.
+    fn probe(&self, profile: &Path, extra: &[&str]) -> Output {
+        run_legs(self.dir.path(), profile, &self.servers, extra)
+    }
+}
+
+const QUIC_ADDRESS: &str = "quic.workers.nvcf.example.com:50072";
+
 #[test]
 fn probe_profile_passes_both_legs_with_the_profile_bundle() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = lo::root("probe profile root");
-    let s = servers(&ca);
-    let p = worker_profile(dir.path(), &ca.pem, &fp(&ca.pem), "quic.workers.nvcf.example.com:50072");
-    let o = run_legs(dir.path(), &p, &s, &[]);
+    let l = legs_of_one_root();
+    let p = l.profile(&l.ca.pem, &fp(&l.ca.pem), None);
+    let o = l.probe(&p, &[]);
     let t = lo::text(&o);
     assert_eq!(o.status.code(), Some(0), "{t}");
     assert!(t.contains("2 of 2 probe(s) passed"), "{t}");
     assert!(t.contains(&format!("server name:  {QUIC_NAME}")), "{t}");
     assert!(t.contains(&format!("server name:  {GRPC_HOST}")), "{t}");
     // The expected fingerprint, given explicitly, agrees.
-    let o = run_legs(dir.path(), &p, &s, &["--expect-fingerprint", &fp(&ca.pem)]);
+    let o = l.probe(&p, &["--expect-fingerprint", &fp(&l.ca.pem)]);
     assert_eq!(o.status.code(), Some(0), "{}", lo::text(&o));
 }
 
 #[test]
 fn probe_profile_refuses_a_wrong_root() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = lo::root("probe profile root");
+    let l = legs_of_one_root();
     let other = lo::root("another root");
-    let s = servers(&ca);
-    let p = worker_profile(
-        dir.path(),
-        &other.pem,
-        &fp(&other.pem),
-        "quic.workers.nvcf.example.com:50072",
-    );
-    let o = run_legs(dir.path(), &p, &s, &[]);
+    let p = l.profile(&other.pem, &fp(&other.pem), None);
+    let o = l.probe(&p, &[]);
     lo::assert_refused(&o, "UnknownIssuer");
     assert!(lo::text(&o).contains("0 of 2 probe(s) passed"), "{}", lo::text(&o));
 }
 
 #[test]
 fn probe_profile_refuses_a_wrong_name() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = lo::root("probe profile root");
-    let s = servers(&ca);
-    let p = worker_profile(dir.path(), &ca.pem, &fp(&ca.pem), "quic.workers.nvcf.example.com:50072");
-    let o = run_legs(
-        dir.path(),
-        &p,
-        &s,
-        &["--server-name", "request-router-1.elsewhere.example.com"],
-    );
+    let l = legs_of_one_root();
+    let p = l.profile(&l.ca.pem, &fp(&l.ca.pem), None);
+    let o = l.probe(&p, &["--server-name", "request-router-1.elsewhere.example.com"]);
     // Both names given are probed: the covered one passes, the other is refused.
     assert_eq!(o.status.code(), Some(1), "{}", lo::text(&o));
     assert!(lo::text(&o).contains("REFUSED (NotValidForName): "), "{}", lo::text(&o));
@@ -475,40 +491,30 @@ fn probe_profile_refuses_a_wrong_name() {
 
 #[test]
 fn probe_profile_refuses_a_fingerprint_mismatch_before_connecting() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = lo::root("probe profile root");
+    let l = legs_of_one_root();
     let other = lo::root("another root");
-    let s = servers(&ca);
     // The PEM is right, the advertised fingerprint is another bundle's: nvcf-cli refuses it.
-    let p = worker_profile(
-        dir.path(),
-        &ca.pem,
-        &fp(&other.pem),
-        "quic.workers.nvcf.example.com:50072",
-    );
-    let o = run_legs(dir.path(), &p, &s, &[]);
+    let p = l.profile(&l.ca.pem, &fp(&other.pem), None);
+    let o = l.probe(&p, &[]);
     lo::assert_refused(&o, "FingerprintMismatch");
     assert!(lo::text(&o).contains("mismatch: advertised"), "{}", lo::text(&o));
     assert!(!lo::text(&o).contains("address:"), "no probe ran: {}", lo::text(&o));
     // A consistent profile whose bundle is not the one expected.
-    let p = worker_profile(dir.path(), &ca.pem, &fp(&ca.pem), "quic.workers.nvcf.example.com:50072");
-    let o = run_legs(dir.path(), &p, &s, &["--expect-fingerprint", &fp(&other.pem)]);
+    let p = l.profile(&l.ca.pem, &fp(&l.ca.pem), None);
+    let o = l.probe(&p, &["--expect-fingerprint", &fp(&other.pem)]);
     lo::assert_refused(&o, "FingerprintMismatch");
 }
 
 #[test]
 fn probe_profile_refuses_unusable_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let ca = lo::root("probe profile root");
-    let s = servers(&ca);
+    let l = legs_of_one_root();
     // requestRouterAddress nvcf-cli refuses (a URL).
-    let p = worker_profile(
-        dir.path(),
-        &ca.pem,
-        &fp(&ca.pem),
-        "https://quic.workers.nvcf.example.com:50072",
+    let p = l.profile(
+        &l.ca.pem,
+        &fp(&l.ca.pem),
+        Some("https://quic.workers.nvcf.example.com:50072"),
     );
-    let o = run_legs(dir.path(), &p, &s, &[]);
+    let o = l.probe(&p, &[]);
     assert_eq!(o.status.code(), Some(2), "{}", lo::text(&o));
     assert!(
         lo::text(&o).contains("requestRouterAddress: must be host:port"),
@@ -516,9 +522,9 @@ fn probe_profile_refuses_unusable_input() {
         lo::text(&o)
     );
     // A plaintext gRPC dial address is never probed as if it were TLS.
-    let p = worker_profile(dir.path(), &ca.pem, &fp(&ca.pem), "quic.workers.nvcf.example.com:50072");
+    let p = l.profile(&l.ca.pem, &fp(&l.ca.pem), None);
     let o = probe_profile(
-        dir.path(),
+        l.dir.path(),
         &[
             "--profile",
             p.to_str().unwrap(),
@@ -573,12 +579,7 @@ fn profile_then_probe_with_the_environment() {
     assert!(t.contains(&format!("server name:  {GRPC_HOST}")), "{t}");
     // A profile from another root is stale for this environment, whatever the servers say.
     let other = lo::root("another root");
-    let stale = worker_profile(
-        dir.path(),
-        &other.pem,
-        &fp(&other.pem),
-        "quic.workers.nvcf.example.com:50072",
-    );
+    let stale = worker_profile(dir.path(), &other.pem, &fp(&other.pem), QUIC_ADDRESS);
     let o = probe_profile(
         dir.path(),
         &[

@@ -7,7 +7,7 @@
 
 use crate::diagram::{self, model, Format};
 use crate::engine::{self, CheckArgs};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -24,34 +24,14 @@ pub struct Args {
     /// Write the picture to FILE instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Do not fetch remote charts (they are drawn as not rendered: their objects are absent).
-    #[arg(long)]
-    pub offline: bool,
-    /// Render remote charts from tarballs in DIR after their sha256 matches charts.lock.yaml.
-    #[arg(long, value_name = "DIR")]
-    pub chart_mirror: Option<PathBuf>,
-    /// Policy file (default: validator-policy.yaml beside the state, if present).
-    #[arg(long)]
-    pub policy: Option<PathBuf>,
-    /// Bypass the render cache.
-    #[arg(long)]
-    pub no_cache: bool,
+    #[command(flatten)]
+    pub render: super::RenderFlags,
 }
 
 pub fn run(a: &Args, now: Option<time::OffsetDateTime>) -> i32 {
-    let file = a.file.clone().unwrap_or_else(|| {
-        crate::stack::loader::default_file(std::path::Path::new("")).unwrap_or_else(|| PathBuf::from("helmfile.yaml"))
-    });
     let args = CheckArgs {
-        file,
-        environments: a.environments.clone(),
-        offline: a.offline,
-        chart_mirror: a.chart_mirror.clone(),
-        policy: a.policy.clone(),
-        no_cache: a.no_cache,
-        progress: std::io::stderr().is_terminal(),
         now,
-        ..CheckArgs::default()
+        ..a.render.check_args(a.file.as_deref(), a.environments.clone())
     };
     let envs = match engine::check_graphs(&args) {
         Ok((_, e)) => e,

@@ -12,10 +12,9 @@
 //! host. Exit 0 when every probe passes, 1 when any is refused, 2 when the input is unusable.
 
 use crate::commands::profile::{document, source};
-use crate::engine::{self, CheckArgs};
+use crate::engine;
 use crate::probe::{self, bundle, Probe, Protocol};
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Largest profile read.
 const MAX_PROFILE: usize = 1 << 20;
@@ -161,17 +160,7 @@ pub fn run(a: &ProfileArgs) -> i32 {
     let mut quic_names = a.server_names.clone();
     let mut grpc = a.grpc.clone();
     if let Some(env) = &a.environment {
-        let file = a.file.clone().unwrap_or_else(|| {
-            crate::stack::loader::default_file(Path::new("")).unwrap_or_else(|| PathBuf::from("helmfile.yaml"))
-        });
-        let args = CheckArgs {
-            file,
-            environments: vec![env.clone()],
-            offline: a.offline,
-            chart_mirror: a.chart_mirror.clone(),
-            progress: std::io::stderr().is_terminal(),
-            ..CheckArgs::default()
-        };
+        let args = super::render_args(a.file.as_deref(), vec![env.clone()], a.offline, a.chart_mirror.as_ref());
         let envs = match engine::check_graphs(&args) {
             Ok((_, e)) => e,
             Err(e) => return fail(2, format!("could not render {}: {e:#}", engine::describe(&args))),

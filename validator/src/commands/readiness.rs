@@ -11,10 +11,9 @@
 //! policy declares external are the operator's and are not waited for. Exit 2 when the
 //! environment cannot be rendered or an object's name is not a Kubernetes name.
 
-use crate::engine::{self, CheckArgs};
+use crate::engine;
 use crate::graph::Object;
-use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -102,17 +101,12 @@ pub fn run(a: &Args) -> i32 {
         );
         return 2;
     }
-    let file = a.file.clone().unwrap_or_else(|| {
-        crate::stack::loader::default_file(Path::new("")).unwrap_or_else(|| PathBuf::from("helmfile.yaml"))
-    });
-    let args = CheckArgs {
-        file,
-        environments: vec![a.environment.clone()],
-        offline: a.offline,
-        chart_mirror: a.chart_mirror.clone(),
-        progress: std::io::stderr().is_terminal(),
-        ..CheckArgs::default()
-    };
+    let args = super::render_args(
+        a.file.as_deref(),
+        vec![a.environment.clone()],
+        a.offline,
+        a.chart_mirror.as_ref(),
+    );
     let envs = match engine::check_graphs(&args) {
         Ok((_, e)) => e,
         Err(e) => {

@@ -2,7 +2,8 @@
 //! and beta groups included). The object model needs it to place an object (a cluster-scoped kind
 //! never gets a namespace); `scope` adds what CustomResourceDefinitions and the policy declare.
 
-/// `(group, kind, cluster-scoped)` of every built-in kind.
+/// `(group, kind, cluster-scoped)` of every built-in kind, sorted by group and kind (looked up by
+/// binary search: every object is placed through it).
 const BUILTIN: &[(&str, &str, bool)] = &[
     ("", "Binding", false),
     ("", "ComponentStatus", true),
@@ -83,7 +84,25 @@ const BUILTIN: &[(&str, &str, bool)] = &[
 /// Whether a built-in kind is cluster-scoped; `None` when it is not a built-in kind.
 pub fn builtin(group: &str, kind: &str) -> Option<bool> {
     BUILTIN
-        .iter()
-        .find(|(g, k, _)| *g == group && *k == kind)
-        .map(|(_, _, c)| *c)
+        .binary_search_by(|(g, k, _)| (*g, *k).cmp(&(group, kind)))
+        .ok()
+        .map(|i| BUILTIN[i].2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_sorted_and_every_kind_is_found() {
+        assert!(
+            BUILTIN.windows(2).all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)),
+            "BUILTIN must stay sorted by (group, kind), without repeats"
+        );
+        for (g, k, c) in BUILTIN {
+            assert_eq!(builtin(g, k), Some(*c), "{g}/{k}");
+        }
+        assert_eq!(builtin("apps", "Widget"), None);
+        assert_eq!(builtin("", "namespace"), None, "kinds are case-sensitive");
+    }
 }

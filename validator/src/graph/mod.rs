@@ -432,36 +432,32 @@ mod line_tests {
     use super::*;
     use serde_json::json;
 
-    #[test]
-    fn line_of_prefers_the_objects_own_document() {
-        let text: std::sync::Arc<str> = "kind: A\nimage: x\n---\nkind: B\nimage: y\n".into();
+    /// Object `B` of `text`, its document starting at `line`.
+    fn b_at(text: &std::sync::Arc<str>, line: usize) -> Object {
         let prov = Provenance {
-            line: Some(4),
-            template_text: Some(text),
+            line: Some(line),
+            template_text: Some(text.clone()),
             ..Provenance::default()
         };
-        let o = Object::from_value(
+        Object::from_value(
             json!({"apiVersion":"v1","kind":"B","metadata":{"name":"b"}}),
             None,
             prov,
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn line_of_prefers_the_objects_own_document() {
+        let o = b_at(&"kind: A\nimage: x\n---\nkind: B\nimage: y\n".into(), 4);
         assert_eq!(o.line_of("image:"), Some(5));
         assert_eq!(o.line_of("kind: A"), Some(1));
         assert_eq!(o.line_of("absent"), Some(4));
         // Comments never match; a path is followed line after line.
-        let text: std::sync::Arc<str> = "kind: B\n# image: in a comment\nspec:\n  image: z\n  port: 1\n".into();
-        let prov = Provenance {
-            line: Some(1),
-            template_text: Some(text),
-            ..Provenance::default()
-        };
-        let o = Object::from_value(
-            json!({"apiVersion":"v1","kind":"B","metadata":{"name":"b"}}),
-            None,
-            prov,
-        )
-        .unwrap();
+        let o = b_at(
+            &"kind: B\n# image: in a comment\nspec:\n  image: z\n  port: 1\n".into(),
+            1,
+        );
         assert_eq!(o.line_of("image:"), Some(4));
         assert_eq!(o.line_of_path(&["spec:", "port:"], |l, n| l.contains(n)), Some(5));
     }
@@ -478,18 +474,7 @@ mod line_tests {
         assert_eq!(src.document_around(6), (6, 7));
         assert_eq!(src.document_around(8), (8, 10));
         let arc: std::sync::Arc<str> = text.into();
-        let at = |line: usize| {
-            Object::from_value(
-                json!({"apiVersion":"v1","kind":"B","metadata":{"name":"b"}}),
-                None,
-                Provenance {
-                    line: Some(line),
-                    template_text: Some(arc.clone()),
-                    ..Provenance::default()
-                },
-            )
-            .unwrap()
-        };
+        let at = |line: usize| b_at(&arc, line);
         // B's document has no image: the search falls back to the whole file, never to the
         // document after the tab-marked separator being read as part of A's.
         assert_eq!(

@@ -145,22 +145,30 @@ pub fn show_path(path: &[String]) -> String {
 
 /// Every rule, in catalog order.
 pub fn registry() -> Vec<&'static Rule> {
-    ownership::RULES
-        .iter()
-        .chain(pinning::RULES)
-        .chain(insecure::RULES)
-        .chain(pki::RULES)
-        .chain(routes::RULES)
-        .chain(identity::RULES)
-        .chain(render::RULES)
-        .chain(secrets::RULES)
-        .chain(schema::RULES)
-        .chain(policy::RULES)
-        .collect()
+    catalog().to_vec()
+}
+
+/// The catalog, gathered once (the sink and the reports look a rule up for every finding).
+fn catalog() -> &'static [&'static Rule] {
+    static CATALOG: std::sync::OnceLock<Vec<&'static Rule>> = std::sync::OnceLock::new();
+    CATALOG.get_or_init(|| {
+        ownership::RULES
+            .iter()
+            .chain(pinning::RULES)
+            .chain(insecure::RULES)
+            .chain(pki::RULES)
+            .chain(routes::RULES)
+            .chain(identity::RULES)
+            .chain(render::RULES)
+            .chain(secrets::RULES)
+            .chain(schema::RULES)
+            .chain(policy::RULES)
+            .collect()
+    })
 }
 
 pub fn find(id: &str) -> Option<&'static Rule> {
-    registry().into_iter().find(|r| r.id == id)
+    catalog().iter().copied().find(|r| r.id == id)
 }
 
 /// The family of a rule id, `None` when no rule has it: what `Policy::parse` is given to know

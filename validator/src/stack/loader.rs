@@ -33,6 +33,15 @@ pub fn default_file(dir: &Path) -> Option<PathBuf> {
         .or_else(|| Some(dir.join("helmfile.d")).filter(|d| d.is_dir()))
 }
 
+/// The state a command works on: the one `--file` names, else the one helmfile loads here
+/// ([`default_file`]), else `helmfile.yaml` (whose absence is then the error).
+pub fn state_file(given: Option<&Path>) -> PathBuf {
+    given
+        .map(Path::to_path_buf)
+        .or_else(|| default_file(Path::new("")))
+        .unwrap_or_else(|| PathBuf::from("helmfile.yaml"))
+}
+
 /// Resolve `--file` the way helmfile finds states: a state file; or a directory holding
 /// `helmfile.yaml`, else `helmfile.yaml.gotmpl`, else a `helmfile.d/` directory (`default_file`);
 /// or a directory of states itself (as `helmfile --file DIR` reads it: see `state_files_in`). A

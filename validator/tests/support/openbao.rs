@@ -6,8 +6,10 @@ use super::{repo, tool};
 use rcgen::{CertificateParams, DistinguishedName, ExtendedKeyUsagePurpose, KeyPair, SanType};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
 
 // ------------------------------------------------------------------ tools and the repository
 
@@ -231,6 +233,105 @@ pub fn go_duration(secs: u64) -> String {
 pub fn free_port() -> u16 {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     l.local_addr().unwrap().port()
+}
+
+// ------------------------------------------------------------------ a dev server and its CLI
+
+/// The real OpenBao dev server (`bao server -dev`: in memory, unsealed) on a free loopback port,
+/// with a known root token and a HOME of its own; killed when dropped.
+pub struct DevServer {
+    child: Child,
+    pub addr: String,
+    pub root_token: String,
+    pub home: TempDir,
+}
+
+impl Drop for DevServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `PATH` with the pinned `bao` first.
+pub fn bao_path() -> std::ffi::OsString {
+    let mut path = vec![tool("bao").parent().unwrap().to_path_buf()];
+    if let Some(p) = std::env::var_os("PATH") {
+        path.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(path).unwrap()
+}
+
+impl DevServer {
+    /// Start one and wait until `bao status` answers; a port taken between choosing and binding
+    /// (the server exits) is retried with another, three times.
+    pub fn start(root_token: &str) -> DevServer {
+        let mut last = String::new();
+        for _ in 0..3 {
+            let home = TempDir::new().unwrap();
+            let addr = format!("127.0.0.1:{}", free_port());
+            let log = std::fs::File::create(home.path().join("bao.log")).unwrap();
+            let child = Command::new(tool("bao"))
+                .args(["server", "-dev", "-dev-no-store-token"])
+                .arg(format!("-dev-listen-address={addr}"))
+                .arg(format!("-dev-root-token-id={root_token}"))
+                .env_clear()
+                .env("HOME", home.path())
+                .env("PATH", bao_path())
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                .stdin(Stdio::null())
+                .spawn()
+                .expect("start bao server -dev");
+            let mut b = DevServer {
+                child,
+                addr,
+                root_token: root_token.to_string(),
+                home,
+            };
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = b.child.try_wait() {
+                    break; // exited: port taken or bad flags; retry with another port
+                }
+                if b.cli(root_token, &["status"]).status.success() {
+                    return b;
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            last = std::fs::read_to_string(b.home.path().join("bao.log")).unwrap_or_default();
+        }
+        panic!("OpenBao dev server did not become healthy; last log:\n{last}");
+    }
+
+    /// A hermetic command environment: only what a script and the CLI need, acting as `token`.
+    pub fn command(&self, program: &Path, token: &str) -> Command {
+        let mut c = Command::new(program);
+        c.env_clear()
+            .env("HOME", self.home.path())
+            .env("PATH", bao_path())
+            .env("BAO_ADDR", format!("http://{}", self.addr))
+            .env("BAO_TOKEN", token)
+            .stdin(Stdio::null());
+        c
+    }
+
+    pub fn cli(&self, token: &str, args: &[&str]) -> Output {
+        self.command(&tool("bao"), token).args(args).output().expect("run bao")
+    }
+
+    pub fn cli_ok(&self, token: &str, args: &[&str]) -> String {
+        let o = self.cli(token, args);
+        assert!(o.status.success(), "bao {args:?} failed:\n{}", out_text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// `bao <command> -format=json <rest>`, parsed.
+    pub fn json(&self, token: &str, args: &[&str]) -> Value {
+        let mut a = vec![args[0], "-format=json"];
+        a.extend_from_slice(&args[1..]);
+        serde_json::from_str(&self.cli_ok(token, &a)).expect("bao -format=json prints JSON")
+    }
 }
 
 // ------------------------------------------------------------------ CSRs as cert-manager makes them

@@ -20,9 +20,9 @@
 pub mod document;
 pub mod source;
 
-use crate::engine::{self, CheckArgs};
+use crate::engine;
 use crate::probe::{self, Protocol};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Largest base profile read (a profile is a few KiB).
@@ -45,18 +45,8 @@ pub struct Args {
     /// Write the profile to FILE (replaced atomically) instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Do not fetch remote charts (the hand-off objects come from this stack's local charts).
-    #[arg(long)]
-    pub offline: bool,
-    /// Render remote charts from tarballs in DIR after their sha256 matches charts.lock.yaml.
-    #[arg(long, value_name = "DIR")]
-    pub chart_mirror: Option<PathBuf>,
-    /// Policy file (default: validator-policy.yaml beside the state, if present).
-    #[arg(long)]
-    pub policy: Option<PathBuf>,
-    /// Bypass the render cache.
-    #[arg(long)]
-    pub no_cache: bool,
+    #[command(flatten)]
+    pub render: super::RenderFlags,
 }
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
@@ -94,23 +84,11 @@ fn host_port(addr: &str) -> &str {
 }
 
 pub fn run(a: &Args) -> i32 {
-    let file = a.file.clone().unwrap_or_else(|| {
-        crate::stack::loader::default_file(Path::new("")).unwrap_or_else(|| PathBuf::from("helmfile.yaml"))
-    });
     let base = match a.base.as_deref().map(read_base).transpose() {
         Ok(b) => b,
         Err(e) => return fail(2, e),
     };
-    let args = CheckArgs {
-        file: file.clone(),
-        environments: vec![a.environment.clone()],
-        offline: a.offline,
-        chart_mirror: a.chart_mirror.clone(),
-        policy: a.policy.clone(),
-        no_cache: a.no_cache,
-        progress: std::io::stderr().is_terminal(),
-        ..CheckArgs::default()
-    };
+    let args = a.render.check_args(a.file.as_deref(), vec![a.environment.clone()]);
     let (report, envs) = match engine::check_graphs(&args) {
         Ok(r) => r,
         Err(e) => return fail(2, format!("could not render {}: {e:#}", engine::describe(&args))),
@@ -130,7 +108,7 @@ pub fn run(a: &Args) -> i32 {
             ),
         );
     }
-    let examples = source::example_certificates(&stack_dir(&file));
+    let examples = source::example_certificates(&stack_dir(&args.file));
     let m = match source::read(&env.graph, &examples) {
         Ok(m) => m,
         Err(e) => return fail(2, e),

@@ -64,6 +64,17 @@ impl Dial {
     }
 }
 
+/// A Service port's `name` and `appProtocol`, lower-cased (empty when unset).
+pub(super) fn port_name_and_protocol(p: &Value) -> (String, String) {
+    let field = |k: &str| {
+        p.get(k)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+    };
+    (field("name"), field("appProtocol"))
+}
+
 /// A Service port that serves TLS or gRPC: TCP, and named `grpc*`/`https*`/`h2*`/`tls*` or with
 /// an `appProtocol` of gRPC, HTTPS, TLS or HTTP/2.
 pub(super) fn serves_tls_or_grpc(p: &Value) -> bool {
@@ -71,16 +82,7 @@ pub(super) fn serves_tls_or_grpc(p: &Value) -> bool {
     if !proto.eq_ignore_ascii_case("TCP") {
         return false;
     }
-    let name = p
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let app = p
-        .get("appProtocol")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    let (name, app) = port_name_and_protocol(p);
     let app = app.rsplit('/').next().unwrap_or_default();
     ["grpc", "https", "h2", "tls"].iter().any(|k| name.starts_with(k))
         || app.contains("grpc")

@@ -8,16 +8,7 @@ use super::*;
 /// `containerPorts`, `Graph::target_ports`), or its name or appProtocol says gRPC/h2c. A named
 /// target port no selected pod declares is judged by its name.
 pub(super) fn grpc_port(g: &Graph, svc: Option<&Object>, p: &Value, grpc_ports: &[u16]) -> bool {
-    let name = p
-        .get("name")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
-    let app = p
-        .get("appProtocol")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_ascii_lowercase();
+    let (name, app) = dial::port_name_and_protocol(p);
     let router = |n: u64| grpc_ports.iter().any(|p| u64::from(*p) == n);
     let target = svc.map(|s| g.target_ports(s, p)).unwrap_or_default();
     let unresolved_named = match (&target.unresolved, svc) {
