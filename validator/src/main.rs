@@ -198,22 +198,22 @@ fn check(c: &Check) -> i32 {
         }
     };
     let color = c.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let text = match &graphs {
+    let write = |w: &mut dyn Write| match &graphs {
         // The diagrams go in only where they fit under the comment's size budget.
         Some(g) => {
             let diagrams = report::markdown::Section {
                 title: "diagrams".into(),
                 body: nvcf_validate::diagram::markdown::section(g),
             };
-            report::markdown::render_with(&report, &ctx, &[diagrams])
+            w.write_all(report::markdown::render_with(&report, &ctx, &[diagrams]).as_bytes())
         }
-        None => report::render(&report, &ctx, c.format, color),
+        // JSON is written as it is serialised: a large run's report is never one string.
+        None if c.format == Format::Json => report::json::write(&report, &ctx, w),
+        None => w.write_all(report::render(&report, &ctx, c.format, color).as_bytes()),
     };
     let written = match &c.output {
-        Some(path) => report::write_atomically(path, text.as_bytes()),
-        None => std::io::stdout()
-            .write_all(text.as_bytes())
-            .map_err(|e| format!("cannot write report: {e}")),
+        Some(path) => report::write_atomically(path, write),
+        None => write(&mut std::io::stdout().lock()).map_err(|e| format!("cannot write report: {e}")),
     };
     if let Err(e) = written {
         eprintln!("nvcf-validate: {e}");

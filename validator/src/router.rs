@@ -88,6 +88,85 @@ enum EnvValue {
     Unknown(String),
 }
 
+/// The pod a container runs in, as far as the downward API needs it: its namespace and, when the
+/// holder is a workload whose pod template sits where Kubernetes keeps it, that template (labels,
+/// annotations, `spec.serviceAccountName`). A bare namespace (`"nvcf".into()`) knows no template:
+/// every `fieldRef` but name and namespace is then unknown.
+#[derive(Debug, Clone, Copy)]
+pub struct Pod<'a> {
+    pub ns: &'a str,
+    pub template: Option<&'a Value>,
+    /// The holder's kind (a StatefulSet's controller adds the pod-name label to each pod).
+    pub kind: &'a str,
+}
+
+impl<'a> From<&'a str> for Pod<'a> {
+    fn from(ns: &'a str) -> Pod<'a> {
+        Pod {
+            ns,
+            template: None,
+            kind: "",
+        }
+    }
+}
+
+impl<'a> Pod<'a> {
+    /// The pod of a workload object: its namespace and pod template (built-in kinds; a bare Pod
+    /// is its own template).
+    pub fn of(obj: &'a Object) -> Pod<'a> {
+        let template = match obj.kind.as_str() {
+            "Pod" => Some(&obj.body),
+            "CronJob" => obj.at("/spec/jobTemplate/spec/template"),
+            "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job" | "ReplicationController" => {
+                obj.at("/spec/template")
+            }
+            _ => None,
+        };
+        Pod {
+            ns: obj.namespace.as_deref().unwrap_or(""),
+            template,
+            kind: obj.kind.as_str(),
+        }
+    }
+
+    /// The value the downward API gives `fieldPath` (`metadata.labels['app']`,
+    /// `metadata.annotations['x']`, `spec.serviceAccountName`), when the render decides it.
+    pub fn field(&self, path: &str) -> Option<String> {
+        let t = self.template?;
+        let keyed = |prefix: &str| {
+            path.strip_prefix(prefix)
+                .and_then(|r| r.strip_suffix("']").or_else(|| r.strip_suffix("\"]")))
+                .and_then(|r| r.strip_prefix('\'').or_else(|| r.strip_prefix('"')))
+        };
+        if let Some(k) = keyed("metadata.labels[") {
+            if self.kind == "StatefulSet" && k == STATEFULSET_POD_NAME_LABEL {
+                return Some(POD_NAME_PLACEHOLDER.to_string());
+            }
+            return t
+                .pointer("/metadata/labels")
+                .and_then(|l| l.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        if let Some(k) = keyed("metadata.annotations[") {
+            return t
+                .pointer("/metadata/annotations")
+                .and_then(|l| l.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string);
+        }
+        match path {
+            "spec.serviceAccountName" => Some(
+                t.pointer("/spec/serviceAccountName")
+                    .and_then(Value::as_str)
+                    .unwrap_or("default")
+                    .to_string(),
+            ),
+            _ => None,
+        }
+    }
+}
+
 /// The container's environment as the kubelet builds it (`envFrom` sources in order, then `env`
 /// entries in order, each later one overriding, `env` values expanded with what came before).
 /// `g` gives the rendered ConfigMaps (None: none are known); `ns` is the workload's namespace.
@@ -103,7 +182,8 @@ fn pointer_key(k: &str) -> String {
 }
 
 impl Env {
-    fn of(g: Option<&Graph>, ns: &str, container: &Value) -> Env {
+    fn of(g: Option<&Graph>, pod: Pod<'_>, container: &Value) -> Env {
+        let ns = pod.ns;
         let mut env = Env {
             vars: Default::default(),
             opaque: Vec::new(),
@@ -159,9 +239,16 @@ impl Env {
                     // per-pod value the rules expand per replica, as they expand the template.
                     "metadata.name" => EnvValue::Known(POD_NAME_PLACEHOLDER.to_string()),
                     "metadata.namespace" => EnvValue::Known(ns.to_string()),
-                    _ => EnvValue::Unknown(
-                        "it comes from a field or resource reference, known only in the running pod".into(),
-                    ),
+                    // Labels, annotations and the service account from the pod template.
+                    f => match pod.field(f) {
+                        Some(v) => EnvValue::Known(v),
+                        None if pod.template.is_none() => EnvValue::Unknown(
+                            "it comes from a field or resource reference, known only in the running pod".into(),
+                        ),
+                        None => EnvValue::Unknown(format!(
+                            "it comes from the downward API field `{f}`, which the pod template does not decide (known only in the running pod)"
+                        )),
+                    },
                 }
             } else if e.pointer("/valueFrom/fieldRef").is_some() || e.pointer("/valueFrom/resourceFieldRef").is_some() {
                 EnvValue::Unknown("it comes from a field or resource reference, known only in the running pod".into())
@@ -255,7 +342,7 @@ const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh"];
 /// entrypoint is the program). A shell script (`sh -c "…"`) is split into words and read
 /// leniently: every word that looks like a flag counts, wherever it is.
 pub fn read_flags(g: Option<&Graph>, ns: &str, container: &Value) -> Flags {
-    let env = Env::of(g, ns, container);
+    let env = Env::of(g, ns.into(), container);
     let command: Vec<&str> = container
         .get("command")
         .and_then(Value::as_array)
@@ -369,13 +456,13 @@ pub struct Expanded {
 /// env as the kubelet builds it (`envFrom` with prefixes, `env` in order, earlier entries,
 /// rendered ConfigMaps of `g` in `ns`). References to variables the env does not define stay as
 /// written and are not unknown (Kubernetes passes them on so; a shell's `$(cmd)` is one).
-pub fn expand_items<'a>(
+pub fn expand_items<'a, 'p>(
     g: Option<&Graph>,
-    ns: &str,
+    pod: impl Into<Pod<'p>>,
     container: &Value,
     items: impl Iterator<Item = &'a Value>,
 ) -> Vec<Expanded> {
-    let env = Env::of(g, ns, container);
+    let env = Env::of(g, pod.into(), container);
     items
         .map(|v| {
             let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
@@ -428,7 +515,7 @@ pub enum PodName {
 }
 
 fn pod_name_of(g: Option<&Graph>, ns: &str, container: &Value) -> PodName {
-    let env = Env::of(g, ns, container);
+    let env = Env::of(g, ns.into(), container);
     match env.vars.get(POD_NAME_ENV) {
         None => match env.opaque.first() {
             Some(src) => PodName::Unknown(format!("{POD_NAME_ENV} may come from {src}")),

@@ -284,6 +284,7 @@ pub fn rel(file: &str, line: usize, namespace: &str, name: &str, chart_ref: Char
         line: Some(line),
         refused: None,
         cluster_reads: Vec::new(),
+        chart_dependencies: Vec::new(),
     }
 }
 

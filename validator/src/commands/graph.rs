@@ -24,31 +24,14 @@ pub struct Args {
     /// Write the picture to FILE instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Do not fetch remote charts (they are drawn as not rendered: their objects are absent).
-    #[arg(long)]
-    pub offline: bool,
-    /// Render remote charts from tarballs in DIR after their sha256 matches charts.lock.yaml.
-    #[arg(long, value_name = "DIR")]
-    pub chart_mirror: Option<PathBuf>,
-    /// Policy file (default: validator-policy.yaml beside the state, if present).
-    #[arg(long)]
-    pub policy: Option<PathBuf>,
-    /// Bypass the render cache.
-    #[arg(long)]
-    pub no_cache: bool,
+    #[command(flatten)]
+    pub render: super::RenderFlags,
 }
 
 pub fn run(a: &Args, now: Option<time::OffsetDateTime>) -> i32 {
     let args = CheckArgs {
-        policy: a.policy.clone(),
-        no_cache: a.no_cache,
         now,
-        ..super::render_args(
-            a.file.as_deref(),
-            a.environments.clone(),
-            a.offline,
-            a.chart_mirror.as_ref(),
-        )
+        ..a.render.check_args(a.file.as_deref(), a.environments.clone())
     };
     let envs = match engine::check_graphs(&args) {
         Ok((_, e)) => e,

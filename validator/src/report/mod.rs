@@ -211,9 +211,13 @@ pub fn message_with_object(f: &Finding) -> String {
     }
 }
 
-/// Write `bytes` to `path` atomically: into a new file beside it, then renamed over it. A reader
-/// (or an upload step) sees the previous report or the new one, never a mix or a truncated file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+/// Write what `write` writes to `path` atomically: into a new file beside it, then renamed over
+/// it. A reader (or an upload step) sees the previous report or the new one, never a mix or a
+/// truncated file.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), String> {
     use std::io::Write as _;
     let fail = |e: std::io::Error| format!("cannot write report to {}: {e}", path.display());
     let dir = match path.parent() {
@@ -232,7 +236,10 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let tmp = dir.join(tmp_name);
     let result = (|| {
         let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
-        f.write_all(bytes)?;
+        let mut w = std::io::BufWriter::new(&mut f);
+        write(&mut w)?;
+        w.flush()?;
+        drop(w);
         f.sync_all()?;
         std::fs::rename(&tmp, path)
     })();

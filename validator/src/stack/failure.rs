@@ -119,6 +119,23 @@ pub fn refusal(text: &str) -> Option<Refusal> {
         })
 }
 
+/// The cause in helmfile's words, for the first line of a message whose kind nothing above
+/// recognised: its innermost error (helmfile wraps each cause in the ones around it, `a: b: c`,
+/// and prints the innermost last), cut to a line; the mode (`--offline`) is named only by the
+/// messages where it is the cause.
+fn cause(text: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .rfind(|l| !l.is_empty() && !l.starts_with("at ") && !l.starts_with("exit status"))
+        .unwrap_or("helmfile printed no error");
+    let mut c: String = line.chars().take(300).collect();
+    if c.len() < line.len() {
+        c.push('…');
+    }
+    format!("{c} (helmfile's words below)")
+}
+
 fn mode(inputs: &Inputs) -> String {
     match (&inputs.opts.chart_mirror, inputs.opts.offline) {
         (Some(d), true) => format!("--offline --chart-mirror {}", d.display()),
@@ -270,7 +287,7 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
                 if sealed { ", or run online" } else { "" }
             )
         } else {
-            format!("{file}: {what} while loading environment {env} ({mode}); run the same helmfile command to see it")
+            format!("{file}: {what} while loading environment {env}; run the same helmfile command to see it")
         }
     } else if network(&text) {
         if let Some(cmd) = exec_command(&text) {
@@ -303,9 +320,12 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
              -e {env}"
         )
     } else if let Some(what) = describe(&n) {
-        format!("{file}: helmfile could not load {what} for environment {env} ({mode})")
+        format!(
+            "{file}: helmfile could not load {what} for environment {env}: {}",
+            cause(&text)
+        )
     } else {
-        format!("{file}: helmfile could not load environment {env} ({mode})")
+        format!("{file}: helmfile could not load environment {env}: {}", cause(&text))
     };
     format!("{head}\n{text}")
 }
@@ -393,18 +413,21 @@ pub fn explain_template(text: &str, inputs: &Inputs, env: &str) -> TemplateFailu
         }
     } else if let Some(err) = error.as_deref().filter(|e| e.starts_with("Error: template: ")) {
         format!(
-            "{file}: {what}: a template of the chart fails to render ({mode}): {}; fix the template or the values \
+            "{file}: {what}: a template of the chart fails to render: {}; fix the template or the values \
              it reads",
             err.trim_start_matches("Error: ")
         )
     } else if let Some(err) = error {
         format!(
-            "{file}: {what}: helm cannot render the chart ({mode}): {}; fix the chart (Chart.yaml, templates) or \
+            "{file}: {what}: helm cannot render the chart: {}; fix the chart (Chart.yaml, templates) or \
              its values",
             err.trim_start_matches("Error: ")
         )
     } else {
-        format!("{file}: helmfile could not render {what} in environment {env} ({mode})")
+        format!(
+            "{file}: helmfile could not render {what} in environment {env}: {}",
+            cause(text)
+        )
     };
     TemplateFailure {
         message: format!("{head}\n{text}"),
@@ -578,6 +601,51 @@ pub fn network(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Offline is named only where it is the cause; otherwise the first line carries helmfile's
+    /// innermost error.
+    #[test]
+    fn offline_is_named_only_when_it_is_the_cause() {
+        let (entry, root) = (Path::new("/s/helmfile.yaml"), Path::new("/s"));
+        let lock = crate::stack::lock::ChartLock::default();
+        let opts = crate::stack::Options {
+            offline: true,
+            ..Default::default()
+        };
+        let inputs = Inputs {
+            entry,
+            root,
+            lock: &lock,
+            opts: &opts,
+        };
+        let e = anyhow::anyhow!(
+            "helmfile list failed (exit status: 1):\n  in ./helmfile.yaml: failed to read helmfile.yaml: reading document at index 1: yaml: line 3: mapping values are not allowed in this context"
+        );
+        let m = explain(&e, &inputs, "default");
+        let first = m.lines().next().unwrap();
+        assert!(!first.contains("--offline"), "{m}");
+        assert!(
+            first.contains("mapping values are not allowed in this context"),
+            "{first}"
+        );
+        let t = explain_template(
+            "helmfile template failed (exit status: 1):\n  some wrapper: the innermost cause here",
+            &inputs,
+            "default",
+        );
+        let first = t.message.lines().next().unwrap();
+        assert!(
+            !first.contains("--offline") && first.contains("the innermost cause here"),
+            "{first}"
+        );
+        // Where the seal is the cause, it is named.
+        let e = anyhow::anyhow!("helmfile list failed:\n  nvcf-validate --offline: `git clone x` refused");
+        assert!(explain(&e, &inputs, "default")
+            .lines()
+            .next()
+            .unwrap()
+            .contains("--offline"));
+    }
 
     #[test]
     fn reads_helmfile_duplicate_and_required_env() {

@@ -360,6 +360,7 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 })
                 .unwrap_or_default();
             let cluster_reads = cluster_reads(&chart_ref, &root_abs, defaults);
+            let chart_dependencies = chart_dependencies(&chart_ref, &root_abs);
             state.releases.push(Release {
                 name,
                 namespace,
@@ -384,6 +385,7 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 line,
                 refused: post_renderer(r, defaults),
                 cluster_reads,
+                chart_dependencies,
             });
         }
         state.repositories.extend(repos);
@@ -461,6 +463,56 @@ pub fn cluster_reads(chart: &ChartRef, root: &Path, defaults: Option<&Value>) ->
                 });
             }
         }
+    }
+    out
+}
+
+/// The repository dependencies of a local chart (`Chart.yaml` `dependencies:` whose
+/// `repository` is not empty and not `file://`, which are local) with what `Chart.lock` pins for
+/// each (an entry of the same name; helm refuses a lock out of sync with `Chart.yaml`). A chart
+/// without a readable `Chart.yaml` has none here (helm refuses it itself).
+pub fn chart_dependencies(chart: &ChartRef, root: &Path) -> Vec<crate::stack::ChartDependency> {
+    let ChartRef::Local { path } = chart else {
+        return Vec::new();
+    };
+    let dir = root.join(path);
+    let read = |f: &str| {
+        std::fs::File::open(dir.join(f))
+            .ok()
+            .and_then(|h| crate::yaml::read_bounded(h, 1 << 20, f).ok())
+            .and_then(|t| crate::yaml::value(&t).ok())
+    };
+    let Some(doc) = read("Chart.yaml") else {
+        return Vec::new();
+    };
+    let lock = read("Chart.lock");
+    let text = |v: Option<&Value>| match v {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    };
+    let mut out = Vec::new();
+    for d in doc.get("dependencies").and_then(Value::as_array).into_iter().flatten() {
+        let repository = text(d.get("repository"));
+        if repository.is_empty() || repository.starts_with("file://") {
+            continue;
+        }
+        let name = text(d.get("name"));
+        let locked = lock
+            .as_ref()
+            .and_then(|l| l.get("dependencies"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .find(|e| text(e.get("name")) == name)
+            .map(|e| text(e.get("version")));
+        out.push(crate::stack::ChartDependency {
+            chart_file: format!("{path}/Chart.yaml"),
+            name,
+            version: text(d.get("version")),
+            repository,
+            locked,
+        });
     }
     out
 }
@@ -594,6 +646,7 @@ pub fn add_refused(
             line: release_line(&source, &r.name, nth),
             refused: Some(reason.clone()),
             cluster_reads: Vec::new(),
+            chart_dependencies: Vec::new(),
         };
         match r.kind {
             RefusalKind::Duplicate => {
@@ -815,6 +868,43 @@ mod tests {
             docs[0].doc["releases"][0]["values"][0]["note"],
             "x\n---\n#  Source: /evil"
         );
+    }
+
+    #[test]
+    fn local_chart_dependencies_with_what_the_lock_pins() {
+        let d = tempfile::tempdir().unwrap();
+        let chart = d.path().join("charts/app");
+        std::fs::create_dir_all(&chart).unwrap();
+        std::fs::write(
+            chart.join("Chart.yaml"),
+            "apiVersion: v2\nname: app\nversion: 0.1.0\ndependencies:\n- name: redis\n  version: ~17.0.0\n  repository: https://charts.example.com\n- name: common\n  version: ^2\n  repository: file://../common\n- name: vendored\n  version: 1.0.0\n- name: pg\n  version: 12.1.0\n  repository: oci://registry.example.com/charts\n",
+        )
+        .unwrap();
+        let chart_ref = ChartRef::Local {
+            path: "charts/app".into(),
+        };
+        let deps = chart_dependencies(&chart_ref, d.path());
+        let got: Vec<(&str, &str, Option<&str>)> = deps
+            .iter()
+            .map(|d| (d.name.as_str(), d.version.as_str(), d.locked.as_deref()))
+            .collect();
+        assert_eq!(got, [("redis", "~17.0.0", None), ("pg", "12.1.0", None)]);
+        std::fs::write(
+            chart.join("Chart.lock"),
+            "dependencies:\n- name: redis\n  repository: https://charts.example.com\n  version: 17.0.4\ndigest: sha256:00\n",
+        )
+        .unwrap();
+        let deps = chart_dependencies(&chart_ref, d.path());
+        assert_eq!(deps[0].locked.as_deref(), Some("17.0.4"));
+        assert_eq!(deps[0].chart_file, "charts/app/Chart.yaml");
+        // A remote chart is not read.
+        assert!(chart_dependencies(
+            &ChartRef::Oci {
+                url: "oci://r/x".into()
+            },
+            d.path()
+        )
+        .is_empty());
     }
 
     #[test]

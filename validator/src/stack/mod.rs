@@ -142,12 +142,30 @@ pub struct Release {
     /// `helmDefaults.reuseValues` (see the `render-depends-on-cluster` rule).
     #[serde(default)]
     pub cluster_reads: Vec<ClusterRead>,
+    /// A local chart's dependencies from a repository (not `file://`), with what its
+    /// `Chart.lock` pins for each: `helm dependency build` (helmfile runs it at apply time)
+    /// resolves anew what no lock pins (see `chart-version-pinned`).
+    #[serde(default)]
+    pub chart_dependencies: Vec<ChartDependency>,
     /// helmfile refused to load this release (declared twice in one state file, an OCI version
     /// it does not accept): its words. The rest of the environment is judged without it; the
     /// release is never rendered, and the run may only end in a verdict when a finding about it
     /// stands (see `engine`).
     #[serde(default)]
     pub refused: Option<String>,
+}
+
+/// One dependency of a local chart, from a repository.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChartDependency {
+    /// Repository-relative `Chart.yaml` of the chart declaring it.
+    pub chart_file: String,
+    pub name: String,
+    /// The `version:` asked for (a range, an exact version, or empty).
+    pub version: String,
+    pub repository: String,
+    /// The version `Chart.lock` pins for it; `None` without a lock or an entry.
+    pub locked: Option<String>,
 }
 
 /// One place a release's applied form depends on the cluster.

@@ -20,7 +20,7 @@
 pub mod document;
 pub mod source;
 
-use crate::engine::{self, CheckArgs};
+use crate::engine;
 use crate::probe::{self, Protocol};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -45,18 +45,8 @@ pub struct Args {
     /// Write the profile to FILE (replaced atomically) instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Do not fetch remote charts (the hand-off objects come from this stack's local charts).
-    #[arg(long)]
-    pub offline: bool,
-    /// Render remote charts from tarballs in DIR after their sha256 matches charts.lock.yaml.
-    #[arg(long, value_name = "DIR")]
-    pub chart_mirror: Option<PathBuf>,
-    /// Policy file (default: validator-policy.yaml beside the state, if present).
-    #[arg(long)]
-    pub policy: Option<PathBuf>,
-    /// Bypass the render cache.
-    #[arg(long)]
-    pub no_cache: bool,
+    #[command(flatten)]
+    pub render: super::RenderFlags,
 }
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
@@ -98,16 +88,7 @@ pub fn run(a: &Args) -> i32 {
         Ok(b) => b,
         Err(e) => return fail(2, e),
     };
-    let args = CheckArgs {
-        policy: a.policy.clone(),
-        no_cache: a.no_cache,
-        ..super::render_args(
-            a.file.as_deref(),
-            vec![a.environment.clone()],
-            a.offline,
-            a.chart_mirror.as_ref(),
-        )
-    };
+    let args = a.render.check_args(a.file.as_deref(), vec![a.environment.clone()]);
     let (report, envs) = match engine::check_graphs(&args) {
         Ok(r) => r,
         Err(e) => return fail(2, format!("could not render {}: {e:#}", engine::describe(&args))),

@@ -25,7 +25,7 @@ pub(super) fn config_file_switches(obj: &Object) -> Vec<Finding> {
                     if key.contains(char::is_whitespace) {
                         continue;
                     }
-                    let Some(effect) = insecure_setting(key, leaf) else {
+                    let Some(effect) = insecure_setting_in(&path, leaf) else {
                         continue;
                     };
                     out.push(

@@ -43,7 +43,7 @@ fn scan_values(
                         && norm(k) == "enabled"
                         && falsy(child);
                     if scalar {
-                        if let Some(effect) = insecure_setting(k, child) {
+                        if let Some(effect) = insecure_setting_in(path, child) {
                             hits.push(Hit {
                                 path: show_path(path),
                                 shown: format!("{}: {}", show_path(path), short(child)),
@@ -118,8 +118,7 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
         };
         for (list, c) in obj.containers() {
             let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
-            let ns = obj.namespace.as_deref().unwrap_or("");
-            for (written, var, why) in unreadable(Some(ctx.graph), ns, c) {
+            for (written, var, why) in unreadable(Some(ctx.graph), router::Pod::of(obj), c) {
                 out.push(
                     container_finding(
                         INSECURE_FLAG,
@@ -133,7 +132,7 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                     .with_cause(cause(&format!("unreadable:{var}"))),
                 );
             }
-            for (place, cmds) in commands(Some(ctx.graph), ns, c) {
+            for (place, cmds) in commands(Some(ctx.graph), router::Pod::of(obj), c) {
                 let runs = if place.is_empty() {
                     "runs with".to_string()
                 } else if place == "source" {

@@ -27,12 +27,14 @@ use serde_json::Value;
 pub(crate) mod admission;
 mod config_switches;
 mod dial;
+mod env;
 mod insecure_flag;
 mod plaintext_endpoint;
 mod server_config;
 mod servers;
 pub(crate) mod shell;
 mod switches;
+use env::*;
 use server_config::disables_tls;
 use switches::*;
 
@@ -75,8 +77,13 @@ const PLAINTEXT_ENDPOINT: &str = "plaintext-endpoint";
 /// container's env, earlier entries, rendered ConfigMaps of `g` in `ns`), so `args:
 /// ["$(EXTRA)"]` with `EXTRA=--insecure` is judged as `--insecure`. What the gate cannot read is
 /// in `unreadable`.
-pub(crate) fn commands(g: Option<&Graph>, ns: &str, c: &Value) -> Vec<(&'static str, Vec<shell::SimpleCommand>)> {
-    let argv: Vec<String> = router::expand_items(g, ns, c, router::command_line(c))
+pub(crate) fn commands<'p>(
+    g: Option<&Graph>,
+    pod: impl Into<router::Pod<'p>>,
+    c: &Value,
+) -> Vec<(&'static str, Vec<shell::SimpleCommand>)> {
+    let pod = pod.into();
+    let argv: Vec<String> = router::expand_items(g, pod, c, router::command_line(c))
         .into_iter()
         .map(|e| e.text)
         .collect();
@@ -96,7 +103,7 @@ pub(crate) fn commands(g: Option<&Graph>, ns: &str, c: &Value) -> Vec<(&'static 
         ("lifecycle.preStop", "/lifecycle/preStop/exec/command"),
     ] {
         if let Some(items) = c.pointer(ptr).and_then(Value::as_array) {
-            let argv: Vec<String> = router::expand_items(g, ns, c, items.iter())
+            let argv: Vec<String> = router::expand_items(g, pod, c, items.iter())
                 .into_iter()
                 .map(|e| e.text)
                 .collect();
@@ -110,10 +117,14 @@ pub(crate) fn commands(g: Option<&Graph>, ns: &str, c: &Value) -> Vec<(&'static 
 /// Secret, a field reference, an `envFrom` source it cannot list) and that may be an insecure
 /// switch: a whole element that is such a reference (it may be any flag), or a switch of the
 /// table whose value is one (`--tls-skip-verify=$(SKIP)`). `(element as written, variable, why)`.
-pub(crate) fn unreadable(g: Option<&Graph>, ns: &str, c: &Value) -> Vec<(String, String, String)> {
+pub(crate) fn unreadable<'p>(
+    g: Option<&Graph>,
+    pod: impl Into<router::Pod<'p>>,
+    c: &Value,
+) -> Vec<(String, String, String)> {
     let raw: Vec<String> = router::command_line(c).map(scalar_text).collect();
     let mut out = Vec::new();
-    for (written, e) in raw.iter().zip(router::expand_items(g, ns, c, router::command_line(c))) {
+    for (written, e) in raw.iter().zip(router::expand_items(g, pod, c, router::command_line(c))) {
         let Some((var, why)) = e.unknown.first() else { continue };
         let whole = written.trim() == format!("$({var})");
         let switch = written
@@ -274,72 +285,6 @@ fn command_switches(cmd: &shell::SimpleCommand) -> Vec<Switch> {
                 if !ch.is_ascii_alphanumeric() || CURL_SHORT_WITH_VALUE.contains(ch) {
                     break;
                 }
-            }
-        }
-    }
-    out
-}
-
-/// One environment variable of a container.
-struct EnvVar {
-    name: String,
-    value: Value,
-    /// The ConfigMap it was resolved from (`envFrom`, `configMapKeyRef`).
-    from: Option<String>,
-    /// What to look for in the template to point at the line (the variable, or the `envFrom`
-    /// ConfigMap's name).
-    needle: String,
-}
-
-/// A container's environment: literal `env`, and `envFrom` ConfigMaps and `configMapKeyRef`s
-/// resolved in the graph.
-fn env_of(g: &Graph, obj: &Object, c: &Value) -> Vec<EnvVar> {
-    let ns = obj.namespace.as_deref();
-    let cm_data = |name: &str| {
-        g.get("", "ConfigMap", ns, name)
-            .and_then(|cm| cm.at("/data"))
-            .and_then(Value::as_object)
-    };
-    let mut out = Vec::new();
-    for from in c.get("envFrom").and_then(Value::as_array).into_iter().flatten() {
-        let Some(name) = from.pointer("/configMapRef/name").and_then(Value::as_str) else {
-            continue;
-        };
-        let prefix = from.get("prefix").and_then(Value::as_str).unwrap_or_default();
-        for (k, v) in cm_data(name).into_iter().flatten() {
-            out.push(EnvVar {
-                name: format!("{prefix}{k}"),
-                value: v.clone(),
-                from: Some(format!("ConfigMap {name}")),
-                needle: name.to_string(),
-            });
-        }
-    }
-    for e in c.get("env").and_then(Value::as_array).into_iter().flatten() {
-        let Some(name) = e.get("name").and_then(Value::as_str) else {
-            continue;
-        };
-        if let Some(v) = e.get("value") {
-            out.push(EnvVar {
-                name: name.to_string(),
-                value: v.clone(),
-                from: None,
-                needle: name.to_string(),
-            });
-        } else if let Some(r) = e.pointer("/valueFrom/configMapKeyRef") {
-            let (Some(cm), Some(key)) = (
-                r.get("name").and_then(Value::as_str),
-                r.get("key").and_then(Value::as_str),
-            ) else {
-                continue;
-            };
-            if let Some(v) = cm_data(cm).and_then(|d| d.get(key)) {
-                out.push(EnvVar {
-                    name: name.to_string(),
-                    value: v.clone(),
-                    from: Some(format!("ConfigMap {cm}")),
-                    needle: name.to_string(),
-                });
             }
         }
     }

@@ -282,6 +282,20 @@ pub(super) fn insecure_setting(name: &str, value: &Value) -> Option<&'static str
     None
 }
 
+/// [`insecure_setting`] for the key at the end of `path` (object keys; `[i]` list indices
+/// skipped), read with its parent's name first: `server.insecure` is Argo CD's switch that serves
+/// the API without TLS (`configs.params.server.insecure` in its chart's values), `tls.verify:
+/// false` turns verification off, where the last key alone (`insecure`, `verify`) says less.
+pub(super) fn insecure_setting_in<S: AsRef<str>>(path: &[S], value: &Value) -> Option<&'static str> {
+    let keys: Vec<&str> = path.iter().map(AsRef::as_ref).filter(|p| !p.starts_with('[')).collect();
+    if let [.., parent, key] = keys.as_slice() {
+        if let Some(e) = insecure_setting(&format!("{parent}{key}"), value) {
+            return Some(e);
+        }
+    }
+    keys.last().and_then(|k| insecure_setting(k, value))
+}
+
 /// Values assigned to `key` in HCL or JSON configuration text (`key = 1`, `key = "true"`,
 /// `"key": true`), with the 1-based line; `#` and `//` comment lines are skipped.
 pub(super) fn config_assignments<'a>(text: &'a str, key: &str) -> Vec<(usize, &'a str)> {
@@ -357,6 +371,20 @@ mod tests {
             insecure_setting("server.insecure", &json!(true))
         );
         assert_eq!(command_effect("curl", "insecure"), None);
+        // A key read with its parent: Argo CD's chart value serves plaintext, it does not skip
+        // verification; `tls.verify: false` is verification off; list indices are skipped.
+        let e = insecure_setting_in(&["configs", "params", "server", "insecure"], &json!(true)).unwrap();
+        assert!(e.starts_with("serves the API without TLS"), "{e}");
+        assert_eq!(
+            insecure_setting_in(&["tls", "verify"], &json!(false)),
+            Some(SKIP_VERIFY)
+        );
+        assert_eq!(insecure_setting_in(&["verify"], &json!(false)), None);
+        assert_eq!(
+            insecure_setting_in(&["clients", "[0]", "insecure"], &json!(true)),
+            Some(SKIP_VERIFY)
+        );
+        assert_eq!(insecure_setting_in(&["server", "insecure"], &json!(false)), None);
     }
 
     #[test]

@@ -34,6 +34,39 @@ pub(super) fn chart_version_pinned(ctx: &Ctx) -> Vec<Finding> {
             }
             out.push(f);
         }
+        for d in &r.chart_dependencies {
+            // Pinned: the lock's exact version (helm builds from it). Otherwise `helm dependency
+            // build` resolves the `version:` anew at apply time: fine only when that is exact.
+            let pinned = match &d.locked {
+                Some(l) => exact_version(l).is_ok(),
+                None => exact_version(&d.version).is_ok(),
+            };
+            if pinned {
+                continue;
+            }
+            let asks = match d.version.as_str() {
+                "" => "no version".to_string(),
+                v => format!("`{v}`"),
+            };
+            out.push(
+                state_finding(
+                    CHART_VERSION_PINNED,
+                    ctx,
+                    r,
+                    format!(
+                        "release {}: {} depends on {} from {} at {asks}, and no Chart.lock pins it; helmfile's `helm dependency build` resolves it anew at every apply",
+                        r.id(),
+                        d.chart_file,
+                        d.name,
+                        d.repository
+                    ),
+                )
+                .with_help(format!(
+                    "run `helm dependency update {}` and commit its Chart.lock (or ask for one exact version)",
+                    d.chart_file.trim_end_matches("/Chart.yaml")
+                )),
+            );
+        }
         if !matches!(r.chart_ref, ChartRef::Repo { .. } | ChartRef::Oci { .. }) {
             continue;
         }
@@ -122,6 +155,49 @@ mod tests {
             "{f:#?}"
         );
         insta::assert_json_snapshot!(f);
+    }
+
+    #[test]
+    fn local_chart_dependencies_resolved_anew_at_apply() {
+        let dep = |name: &str, version: &str, locked: Option<&str>| crate::stack::ChartDependency {
+            chart_file: "charts/app/Chart.yaml".into(),
+            name: name.into(),
+            version: version.into(),
+            repository: "https://charts.example.com".into(),
+            locked: locked.map(str::to_string),
+        };
+        let mut app = rel("helmfile.yaml", 10, "apps", "app", local("charts/app"));
+        app.chart_dependencies = vec![
+            dep("range", "~1.2.0", None),           // fires: resolved anew
+            dep("unversioned", "", None),           // fires
+            dep("locked", "~1.2.0", Some("1.2.3")), // silent: the lock pins it
+            dep("exact", "1.2.3", None),            // silent: one version
+            dep("lock-range", "^1", Some("1.x")),   // fires: the lock pins no exact version
+        ];
+        let st = state(vec![app], vec![]);
+        let f = run_state(
+            rule(CHART_VERSION_PINNED),
+            &st,
+            &Stack::default(),
+            &Policy::default(),
+            &[],
+        );
+        let names: Vec<&str> = f
+            .iter()
+            .map(|f| {
+                ["range", "unversioned", "lock-range", "locked", "exact"]
+                    .into_iter()
+                    .find(|n| f.message.contains(&format!("depends on {n} ")))
+                    .unwrap_or("?")
+            })
+            .collect();
+        assert_eq!(names, ["range", "unversioned", "lock-range"], "{f:#?}");
+        assert!(
+            f[0].message.contains("at `~1.2.0`, and no Chart.lock pins it"),
+            "{}",
+            f[0].message
+        );
+        assert!(f.iter().all(|f| f.rule == CHART_VERSION_PINNED));
     }
 
     #[test]

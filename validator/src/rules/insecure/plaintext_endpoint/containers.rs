@@ -24,7 +24,7 @@ pub(super) fn containers(
             );
         }
         let mut dialed: Vec<String> = Vec::new();
-        for (place, cmds) in commands(Some(ctx.graph), ns.unwrap_or(""), c) {
+        for (place, cmds) in commands(Some(ctx.graph), router::Pod::of(obj), c) {
             for cmd in cmds.iter().filter(|c| !c.prints()) {
                 // curl and wget take the URL as an argument, never as a flag's value.
                 let url_client = matches!(cmd.name(), "curl" | "wget");

@@ -112,7 +112,7 @@ pub(super) fn check_token(ctx: &Ctx) -> Vec<Finding> {
                     .with_cause(cause(src.key(&var)));
                 out.push(judged(f, &src));
             }
-            for (place, cmds) in commands(Some(ctx.graph), obj.namespace.as_deref().unwrap_or(""), c) {
+            for (place, cmds) in commands(Some(ctx.graph), crate::router::Pod::of(obj), c) {
                 let in_place = if place.is_empty() {
                     "its command line".to_string()
                 } else {
