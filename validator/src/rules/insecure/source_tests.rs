@@ -102,7 +102,14 @@ type Place = (&'static str, &'static str, Value, Value, &'static str, &'static s
 
 fn places() -> Vec<Place> {
     vec![
-        ("switch variable", "APP_SKIP_TLS_VERIFY", json!({"command": ["tool"]}), Value::Null, "true", "false"),
+        (
+            "switch variable",
+            "APP_SKIP_TLS_VERIFY",
+            json!({"command": ["tool"]}),
+            Value::Null,
+            "true",
+            "false",
+        ),
         (
             "whole argument",
             "APP_EXTRA",
@@ -211,4 +218,42 @@ fn a_source_the_render_does_not_hold_is_a_finding_whatever_it_holds() {
             );
         }
     }
+}
+
+#[test]
+fn a_secret_is_read_as_the_kubelet_reads_it_and_never_shown() {
+    let b64 = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
+    let yaml = serde_json::to_string(&json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "s", "namespace": "nvcf"},
+        "data": {"both": b64("from-data"), "only": b64("decoded"), "bad": "not base64!"},
+        "stringData": {"both": "from-stringData"}}))
+    .unwrap();
+    let g = graph("e", &yaml);
+    let data = router::secret_data(&g.objects[0]);
+    assert_eq!(data["both"], Ok("from-stringData".to_string()), "stringData wins");
+    assert_eq!(data["only"], Ok("decoded".to_string()));
+    assert!(
+        data["bad"].as_ref().is_err_and(|why| !why.contains("not base64!")),
+        "the reason, not the value"
+    );
+    let secrets = vec![
+        ("1".to_string(), "value of S".to_string()),
+        ("s3cr3t-token".to_string(), "value of T".to_string()),
+    ];
+    let mut sorted = secrets.clone();
+    sorted.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    assert_eq!(
+        router::hide_secrets("--on=1 port 8081 x1 `s3cr3t-token` s3cr3t-tokens", &sorted),
+        "--on=<value of S> port 8081 x1 `<value of T>` s3cr3t-tokens",
+        "a value is hidden where it stands as a whole token"
+    );
+    // A label never becomes a value's match.
+    let tricky = vec![
+        ("value of".to_string(), "value of X".to_string()),
+        ("of".to_string(), "value of Y".to_string()),
+    ];
+    assert_eq!(
+        router::hide_secrets("a value of b of", &tricky),
+        "a <value of X> b <value of Y>"
+    );
 }
