@@ -198,6 +198,30 @@ mod tests {
         );
     }
 
+    /// cert-manager's shims write a Secret only for an annotated object, for a Terminate
+    /// listener with a hostname, and for a reference to a core Secret: each near miss below is
+    /// beside a Certificate writing the same Secret and must not count as a second writer.
+    #[test]
+    fn shims_write_only_what_cert_manager_writes() {
+        let cert = "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: c, namespace: gw}\nspec: {secretName: a-tls}\n";
+        let near = "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: g\n  namespace: gw\n  annotations: {cert-manager.io/cluster-issuer: ca}\nspec:\n  listeners:\n    - {name: no-host, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: a-tls}]}}\n    - {name: cm, protocol: HTTPS, port: 443, hostname: a.example.com, tls: {certificateRefs: [{kind: ConfigMap, name: a-tls}]}}\n    - {name: grouped, protocol: HTTPS, port: 443, hostname: b.example.com, tls: {certificateRefs: [{group: example.io, kind: Secret, name: a-tls}]}}\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: no-acme\n  namespace: gw\n  annotations: {kubernetes.io/tls-acme: \"false\"}\nspec:\n  tls: [{hosts: [a.example.com], secretName: a-tls}]\n";
+        let p = Policy::default();
+        let g = crate::testkit::graph("default", &format!("{cert}{near}"));
+        let f = (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p));
+        assert!(f.is_empty(), "{f:#?}");
+        // `kubernetes.io/tls-acme: "true"` does switch the Ingress shim on.
+        let acme = near.replace("\"false\"", "\"true\"");
+        let g = crate::testkit::graph("default", &format!("{cert}{acme}"));
+        let f = (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].message
+                .starts_with("Ingress gw/no-acme via cert-manager's Ingress shim"),
+            "{}",
+            f[0].message
+        );
+    }
+
     #[test]
     fn externals_are_not_object_owners_but_are_tls_secret_owners() {
         let secret =
