@@ -244,5 +244,28 @@ mod tests {
         // Only the external: one writer, silent.
         let g = Graph::new("default", vec![obj(secret, "", true)]);
         assert!((rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p)).is_empty());
+        // A Certificate or a shim-annotated Ingress declared external writes nothing the stack
+        // installs: beside the stack's own Certificate of the same Secret, still one writer.
+        let cert = "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: c, namespace: nvcf}\nspec: {secretName: router-tls}\n";
+        let ingress = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: i, namespace: nvcf, annotations: {cert-manager.io/issuer: ca}}\nspec: {tls: [{secretName: router-tls}]}\n";
+        let g = Graph::new(
+            "default",
+            vec![
+                obj(cert, "", true),
+                obj(ingress, "", true),
+                obj(cert, "nvcf/nvcf-pki", false),
+            ],
+        );
+        let f = (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p));
+        assert!(f.is_empty(), "{f:#?}");
+        // The near miss: the same Ingress rendered by a release is a second writer.
+        let g = Graph::new(
+            "default",
+            vec![obj(ingress, "nvcf/gw", false), obj(cert, "nvcf/nvcf-pki", false)],
+        );
+        assert_eq!(
+            (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p)).len(),
+            1
+        );
     }
 }
