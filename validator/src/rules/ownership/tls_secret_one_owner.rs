@@ -222,6 +222,30 @@ mod tests {
         );
     }
 
+    /// Every writer after the first is reported, each at the line that makes it a writer; a
+    /// Secret that is not a TLS Secret (no tls type, no tls.crt) is not this rule's.
+    #[test]
+    fn every_further_writer_is_reported_where_it_writes_and_only_for_tls_secrets() {
+        let yaml = "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: a, namespace: gw}\nspec: {secretName: a-tls}\n---\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: b, namespace: gw}\nspec: {secretName: a-tls}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: g\n  namespace: gw\n  annotations: {cert-manager.io/cluster-issuer: ca}\nspec:\n  listeners:\n    - name: l\n      hostname: a.example.com\n      tls:\n        certificateRefs: [{name: a-tls}]\n";
+        let g = crate::testkit::graph("default", yaml);
+        let p = Policy::default();
+        let f = (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p));
+        let got: Vec<(&str, Option<usize>)> = f
+            .iter()
+            .map(|f| {
+                (
+                    f.object.as_ref().unwrap().name.as_str(),
+                    f.source.as_ref().unwrap().line,
+                )
+            })
+            .collect();
+        assert_eq!(got, vec![("b", Some(9)), ("g", Some(22))], "{f:#?}");
+        // An Opaque Secret declared pre-created and rendered too: object ownership, not TLS.
+        let opaque = "apiVersion: v1\nkind: Secret\nmetadata: {name: settings, namespace: nvcf}\ntype: Opaque\n";
+        let g = Graph::new("default", vec![obj(opaque, "", true), obj(opaque, "nvcf/app", false)]);
+        assert!((rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p)).is_empty());
+    }
+
     #[test]
     fn externals_are_not_object_owners_but_are_tls_secret_owners() {
         let secret =
