@@ -82,10 +82,60 @@ pub fn command_line(container: &Value) -> impl Iterator<Item = &Value> {
 
 /// An environment variable's value as the kubelet would give it, if the gate can know it.
 #[derive(Debug, Clone)]
-enum EnvValue {
+pub enum EnvValue {
     Known(String),
-    /// Why not (a Secret, a field or resource reference, a ConfigMap that is not rendered).
+    /// From a Secret the render holds: its value, which judging may use but no message, report or
+    /// snapshot may ever show, and where it comes from (`Secret ns/name key k`), which they may.
+    Secret {
+        value: String,
+        from: String,
+    },
+    /// Why not (a Secret or ConfigMap that is not rendered, a missing key, a field or resource
+    /// reference known only in the running pod).
     Unknown(String),
+}
+
+/// One variable of a container's environment, in the order the kubelet sets them.
+#[derive(Debug, Clone)]
+pub struct EnvEntry {
+    pub name: String,
+    pub value: EnvValue,
+    /// The ConfigMap, Secret or downward API field it comes from (None: a literal `value`).
+    pub from: Option<String>,
+    /// What to look for in the template to point at the line (the variable, or the `envFrom`
+    /// source's name).
+    pub needle: String,
+}
+
+/// The keys of a rendered Secret as the kubelet reads them: `stringData` (which the API server
+/// merges into `data`, winning over a `data` key of the same name) and `data` decoded from
+/// base64 (as the API server requires it). A `data` value that is not base64 is `Err` (the
+/// reason, never the value). Bytes that are not UTF-8 are read lossily (Go hands them on as they
+/// are; no switch spelling has them).
+pub fn secret_data(secret: &Object) -> std::collections::BTreeMap<String, Result<String, String>> {
+    use base64::Engine as _;
+    let mut out = std::collections::BTreeMap::new();
+    for (k, v) in secret.at("/data").and_then(Value::as_object).into_iter().flatten() {
+        let text = v.as_str().unwrap_or_default();
+        let clean: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+        let read = match base64::engine::general_purpose::STANDARD.decode(clean) {
+            Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(_) => Err(format!(
+                "its `data` key `{k}` is not base64, so the API server would refuse it"
+            )),
+        };
+        out.insert(k.clone(), read);
+    }
+    for (k, v) in secret
+        .at("/stringData")
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+    {
+        let text = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+        out.insert(k.clone(), Ok(text));
+    }
+    out
 }
 
 /// The pod a container runs in, as far as the downward API needs it: its namespace and, when the
@@ -169,26 +219,53 @@ impl<'a> Pod<'a> {
 
 /// The container's environment as the kubelet builds it (`envFrom` sources in order, then `env`
 /// entries in order, each later one overriding, `env` values expanded with what came before).
-/// `g` gives the rendered ConfigMaps (None: none are known); `ns` is the workload's namespace.
+/// `g` gives the rendered ConfigMaps and Secrets (None: none are known); the pod gives the
+/// namespace they are looked up in and the downward API's fields.
 struct Env {
     vars: std::collections::HashMap<String, EnvValue>,
-    /// `envFrom` sources whose keys the gate cannot list (a Secret, a ConfigMap not rendered): any
+    /// Every variable set, in order (a name set twice appears twice; `vars` holds the last).
+    entries: Vec<EnvEntry>,
+    /// `envFrom` sources whose keys the gate cannot list (a Secret or ConfigMap not rendered): any
     /// variable not otherwise defined may come from one of them.
     opaque: Vec<String>,
+}
+
+/// One `$(VAR)` expansion: the text (references the gate cannot read kept as written), those
+/// references (name, why), and the Secret values substituted (value, where from).
+struct Expansion {
+    text: String,
+    unknown: Vec<(String, String)>,
+    secrets: Vec<(String, String)>,
 }
 
 fn pointer_key(k: &str) -> String {
     k.replace('~', "~0").replace('/', "~1")
 }
 
+fn optional(r: &Value) -> bool {
+    r.get("optional").and_then(Value::as_bool).unwrap_or(false)
+}
+
 impl Env {
+    fn set(&mut self, name: String, value: EnvValue, from: Option<String>, needle: &str) {
+        self.vars.insert(name.clone(), value.clone());
+        self.entries.push(EnvEntry {
+            name,
+            value,
+            from,
+            needle: needle.to_string(),
+        });
+    }
+
     fn of(g: Option<&Graph>, pod: Pod<'_>, container: &Value) -> Env {
         let ns = pod.ns;
         let mut env = Env {
             vars: Default::default(),
+            entries: Vec::new(),
             opaque: Vec::new(),
         };
         let cm = |name: &str| g.and_then(|g| g.get("", "ConfigMap", Some(ns), name));
+        let secret = |name: &str| g.and_then(|g| g.get("", "Secret", Some(ns), name)).map(secret_data);
         for src in container.get("envFrom").and_then(Value::as_array).into_iter().flatten() {
             let prefix = src.get("prefix").and_then(Value::as_str).unwrap_or("");
             if let Some(name) = src.pointer("/configMapRef/name").and_then(Value::as_str) {
@@ -196,7 +273,8 @@ impl Env {
                     Some(data) => {
                         for (k, v) in data {
                             let v = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-                            env.vars.insert(format!("{prefix}{k}"), EnvValue::Known(v));
+                            let from = format!("ConfigMap {name}");
+                            env.set(format!("{prefix}{k}"), EnvValue::Known(v), Some(from), name);
                         }
                     }
                     None => env
@@ -204,36 +282,92 @@ impl Env {
                         .push(format!("ConfigMap {ns}/{name} (envFrom), which is not rendered")),
                 }
             } else if let Some(name) = src.pointer("/secretRef/name").and_then(Value::as_str) {
-                env.opaque
-                    .push(format!("Secret {ns}/{name} (envFrom), which the gate does not read"));
+                match secret(name) {
+                    Some(data) => {
+                        for (k, v) in data {
+                            let from = format!("Secret {ns}/{name} key `{k}` (envFrom)");
+                            let value = match v {
+                                Ok(value) => EnvValue::Secret {
+                                    value,
+                                    from: from.clone(),
+                                },
+                                Err(why) => EnvValue::Unknown(format!("it comes from Secret {ns}/{name}: {why}")),
+                            };
+                            env.set(format!("{prefix}{k}"), value, Some(from), name);
+                        }
+                    }
+                    None => env
+                        .opaque
+                        .push(format!("Secret {ns}/{name} (envFrom), which is not rendered")),
+                }
             }
         }
         for e in container.get("env").and_then(Value::as_array).into_iter().flatten() {
             let Some(name) = e.get("name").and_then(Value::as_str) else {
                 continue;
             };
+            let mut from = None;
             let value = if let Some(v) = e.get("value") {
-                let text = v.as_str().map(str::to_string).unwrap_or_default();
-                let (expanded, unknown) = env.expand(&text);
-                match unknown.first() {
-                    None => EnvValue::Known(expanded),
-                    Some((var, why)) => EnvValue::Unknown(format!("it refers to $({var}): {why}")),
+                let text = match v {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    other => other.to_string(),
+                };
+                let x = env.expand(&text, true);
+                // A reference to a variable nothing defines is passed on as written.
+                let unknown = x
+                    .unknown
+                    .iter()
+                    .find(|(var, _)| env.vars.contains_key(var) || !env.opaque.is_empty());
+                match (unknown, x.secrets.is_empty()) {
+                    (Some((var, why)), _) => EnvValue::Unknown(format!("it refers to $({var}): {why}")),
+                    (None, true) => EnvValue::Known(x.text),
+                    (None, false) => {
+                        let froms: Vec<String> = x.secrets.into_iter().map(|(_, f)| f).collect();
+                        from = Some(froms.join(", "));
+                        EnvValue::Secret {
+                            value: x.text,
+                            from: froms.join(", "),
+                        }
+                    }
                 }
-            } else if let (Some(cm_name), Some(key)) = (
-                e.pointer("/valueFrom/configMapKeyRef/name").and_then(Value::as_str),
-                e.pointer("/valueFrom/configMapKeyRef/key").and_then(Value::as_str),
-            ) {
+            } else if let Some(r) = e.pointer("/valueFrom/configMapKeyRef") {
+                let cm_name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+                let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
+                from = Some(format!("ConfigMap {cm_name}"));
                 match cm(cm_name) {
                     Some(o) => match o.at(&format!("/data/{}", pointer_key(key))) {
                         Some(Value::String(v)) => EnvValue::Known(v.clone()),
                         Some(v) => EnvValue::Known(v.to_string()),
-                        None => EnvValue::Unknown(format!("ConfigMap {ns}/{cm_name} has no key `{key}`")),
+                        // The kubelet leaves an optional reference to a missing key unset.
+                        None if optional(r) => continue,
+                        None => EnvValue::Unknown(format!(
+                            "ConfigMap {ns}/{cm_name} has no key `{key}` (the kubelet would not start the container)"
+                        )),
                     },
                     None => EnvValue::Unknown(format!("it comes from ConfigMap {ns}/{cm_name}, which is not rendered")),
                 }
-            } else if e.pointer("/valueFrom/secretKeyRef").is_some() {
-                EnvValue::Unknown("it comes from a Secret, which the gate does not read".into())
+            } else if let Some(r) = e.pointer("/valueFrom/secretKeyRef") {
+                let s_name = r.get("name").and_then(Value::as_str).unwrap_or_default();
+                let key = r.get("key").and_then(Value::as_str).unwrap_or_default();
+                let src = format!("Secret {ns}/{s_name} key `{key}`");
+                from = Some(src.clone());
+                match secret(s_name) {
+                    Some(data) => match data.get(key) {
+                        Some(Ok(value)) => EnvValue::Secret {
+                            value: value.clone(),
+                            from: src,
+                        },
+                        Some(Err(why)) => EnvValue::Unknown(format!("it comes from Secret {ns}/{s_name}: {why}")),
+                        None if optional(r) => continue,
+                        None => EnvValue::Unknown(format!(
+                            "Secret {ns}/{s_name} has no key `{key}` (the kubelet would not start the container)"
+                        )),
+                    },
+                    None => EnvValue::Unknown(format!("it comes from Secret {ns}/{s_name}, which is not rendered")),
+                }
             } else if let Some(field) = e.pointer("/valueFrom/fieldRef/fieldPath").and_then(Value::as_str) {
+                from = Some(format!("the pod's `{field}`"));
                 match field {
                     // The pod's own name, which is what the router's `{pod_name}` stands for: a
                     // per-pod value the rules expand per replica, as they expand the template.
@@ -257,17 +391,20 @@ impl Env {
             } else {
                 EnvValue::Known(String::new())
             };
-            env.vars.insert(name.to_string(), value);
+            env.set(name.to_string(), value, from, name);
         }
         env
     }
 
     /// Kubernetes' `$(VAR)` expansion of `text` (`$$` is a literal `$`; a reference to an
     /// undefined variable stays as written). The references whose value is unknown (kept as
-    /// written) come back with the reason, as do references to undefined variables.
-    fn expand(&self, text: &str) -> (String, Vec<(String, String)>) {
+    /// written) come back with the reason, as do references to undefined variables. With
+    /// `secrets`, a variable from a rendered Secret is substituted (and listed in `secrets`);
+    /// without, it is unknown like any value the reader may not use.
+    fn expand(&self, text: &str, secrets: bool) -> Expansion {
         let mut out = String::with_capacity(text.len());
         let mut unknown = Vec::new();
+        let mut used = Vec::new();
         let mut rest = text;
         while let Some(i) = rest.find('$') {
             out.push_str(&rest[..i]);
@@ -281,6 +418,14 @@ impl Env {
                         let name = &body[..j];
                         match self.vars.get(name) {
                             Some(EnvValue::Known(v)) => out.push_str(v),
+                            Some(EnvValue::Secret { value, from }) if secrets => {
+                                out.push_str(value);
+                                used.push((value.clone(), from.clone()));
+                            }
+                            Some(EnvValue::Secret { from, .. }) => {
+                                out.push_str(&format!("$({name})"));
+                                unknown.push((name.to_string(), format!("it comes from {from}")));
+                            }
                             Some(EnvValue::Unknown(why)) => {
                                 out.push_str(&format!("$({name})"));
                                 unknown.push((name.to_string(), why.clone()));
@@ -310,7 +455,11 @@ impl Env {
             }
         }
         out.push_str(rest);
-        (out, unknown)
+        Expansion {
+            text: out,
+            unknown,
+            secrets: used,
+        }
     }
 }
 
@@ -362,7 +511,8 @@ pub fn read_flags(g: Option<&Graph>, ns: &str, container: &Value) -> Flags {
         if has_command && i == 0 {
             continue;
         }
-        let (text, unknown) = env.expand(el);
+        let x = env.expand(el, false);
+        let (text, unknown) = (x.text, x.unknown);
         let script = shell || (text.contains(char::is_whitespace) && (text.starts_with('-') || text.contains(" -")));
         if script {
             for w in text.split_whitespace() {
@@ -444,30 +594,56 @@ const KNOWN_FLAGS: &[&str] = &[
 ];
 
 /// One element of a container's command line (or exec command) after Kubernetes' `$(VAR)`
-/// expansion: its text, and the references whose value the gate cannot know (name, why).
+/// expansion: its text, the references whose value the gate cannot know (name, why), and the
+/// values of rendered Secrets substituted into it (value, where from): `text` may hold them, so
+/// no message may show it without [`hide_secrets`].
 #[derive(Debug, Clone)]
 pub struct Expanded {
     pub text: String,
     pub unknown: Vec<(String, String)>,
+    pub secrets: Vec<(String, String)>,
 }
 
 /// The one container model every rule reads: `items` (a container's `command` + `args`, or a
 /// probe's or hook's exec command) expanded as the kubelet expands them, from the container's
 /// env as the kubelet builds it (`envFrom` with prefixes, `env` in order, earlier entries,
-/// rendered ConfigMaps of `g` in `ns`). References to variables the env does not define stay as
-/// written and are not unknown (Kubernetes passes them on so; a shell's `$(cmd)` is one).
+/// rendered ConfigMaps and Secrets of `g` in the pod's namespace, the downward API). References
+/// to variables the env does not define stay as written and are not unknown (Kubernetes passes
+/// them on so; a shell's `$(cmd)` is one).
 pub fn expand_items<'a, 'p>(
     g: Option<&Graph>,
     pod: impl Into<Pod<'p>>,
     container: &Value,
     items: impl Iterator<Item = &'a Value>,
 ) -> Vec<Expanded> {
-    let env = Env::of(g, pod.into(), container);
+    expand_items_with(g, pod.into(), container, items, true)
+}
+
+/// [`expand_items`] with references to a Secret's variables kept as written (and unknown): for a
+/// reader that traces a value to its Secret by the variable's name.
+pub fn expand_items_keeping_secrets<'a, 'p>(
+    g: Option<&Graph>,
+    pod: impl Into<Pod<'p>>,
+    container: &Value,
+    items: impl Iterator<Item = &'a Value>,
+) -> Vec<Expanded> {
+    expand_items_with(g, pod.into(), container, items, false)
+}
+
+fn expand_items_with<'a>(
+    g: Option<&Graph>,
+    pod: Pod<'_>,
+    container: &Value,
+    items: impl Iterator<Item = &'a Value>,
+    secrets: bool,
+) -> Vec<Expanded> {
+    let env = Env::of(g, pod, container);
     items
         .map(|v| {
             let raw = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
-            let (text, unknown) = env.expand(&raw);
-            let unknown = unknown
+            let x = env.expand(&raw, secrets);
+            let unknown = x
+                .unknown
                 .into_iter()
                 .filter(|(name, _)| env.vars.contains_key(name) || !env.opaque.is_empty())
                 .filter(|(name, _)| {
@@ -477,9 +653,92 @@ pub fn expand_items<'a, 'p>(
                             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
                 })
                 .collect();
-            Expanded { text, unknown }
+            Expanded {
+                text: x.text,
+                unknown,
+                secrets: x.secrets,
+            }
         })
         .collect()
+}
+
+/// The container's environment as the kubelet builds it, every variable in the order it is set
+/// (a later one of the same name overrides): literal values expanded, rendered ConfigMaps and
+/// Secrets (`envFrom` with prefixes, `configMapKeyRef`, `secretKeyRef`; an optional reference to
+/// a missing key leaves the variable unset), the downward API. Values from Secrets are
+/// [`EnvValue::Secret`]: judge them, never show them.
+pub fn container_env<'p>(g: Option<&Graph>, pod: impl Into<Pod<'p>>, container: &Value) -> Vec<EnvEntry> {
+    Env::of(g, pod.into(), container).entries
+}
+
+/// The effective environment: each variable's last setting (what the process sees), in the
+/// order first set.
+pub fn effective_env<'p>(g: Option<&Graph>, pod: impl Into<Pod<'p>>, container: &Value) -> Vec<EnvEntry> {
+    let all = container_env(g, pod, container);
+    let mut out: Vec<EnvEntry> = Vec::new();
+    for e in all {
+        match out.iter_mut().find(|o| o.name == e.name) {
+            Some(o) => *o = e,
+            None => out.push(e),
+        }
+    }
+    out
+}
+
+/// Every value of a rendered Secret the container's environment holds (value, what to show
+/// instead: `value of Secret ns/name key `k``): what [`hide_secrets`] removes from anything shown
+/// about the container.
+pub fn secret_values<'p>(g: Option<&Graph>, pod: impl Into<Pod<'p>>, container: &Value) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Env::of(g, pod.into(), container)
+        .entries
+        .into_iter()
+        .filter_map(|e| match e.value {
+            EnvValue::Secret { value, from } if !value.is_empty() => Some((value, format!("value of {from}"))),
+            _ => None,
+        })
+        .collect();
+    // Longest first, so a value that contains another is replaced whole.
+    out.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    out
+}
+
+/// `text` with every Secret value of `secrets` (value, label) replaced by `<label>`, wherever it
+/// stands as a whole token (not inside a longer run of letters and digits, so a value `1` leaves
+/// `port 8081` alone). Messages about a container that reads Secrets pass through this.
+pub fn hide_secrets(text: &str, secrets: &[(String, String)]) -> String {
+    // Each value is first replaced by a marker of private-use characters (which no later value
+    // can match inside), the markers by the labels at the end.
+    let marker = |i: usize| format!("{}\u{E001}", "\u{E000}".repeat(i + 1));
+    let mut out = text.to_string();
+    for (n, (value, _)) in secrets.iter().enumerate() {
+        if value.is_empty() {
+            continue;
+        }
+        let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric());
+        let (starts, ends) = (value.chars().next(), value.chars().last());
+        let mut result = String::with_capacity(out.len());
+        let mut last = 0;
+        for (i, _) in out.match_indices(value.as_str()) {
+            if i < last {
+                continue;
+            }
+            let before = out[..i].chars().last();
+            let after = out[i + value.len()..].chars().next();
+            if (word(before) && word(starts)) || (word(after) && word(ends)) {
+                continue;
+            }
+            result.push_str(&out[last..i]);
+            result.push_str(&marker(n));
+            last = i + value.len();
+        }
+        result.push_str(&out[last..]);
+        out = result;
+    }
+    // Longest marker first: a shorter one is a suffix of it.
+    for (n, (_, label)) in secrets.iter().enumerate().rev() {
+        out = out.replace(&marker(n), &format!("<{label}>"));
+    }
+    out
 }
 
 /// Flags of a container (`read_flags` without rendered ConfigMaps: `$(VAR)` resolves from
@@ -524,6 +783,7 @@ fn pod_name_of(g: Option<&Graph>, ns: &str, container: &Value) -> PodName {
         Some(EnvValue::Known(v)) if v == POD_NAME_PLACEHOLDER => PodName::PerPod,
         Some(EnvValue::Known(v)) => PodName::Literal(v.clone()),
         Some(EnvValue::Unknown(why)) => PodName::Unknown(format!("{POD_NAME_ENV}: {why}")),
+        Some(EnvValue::Secret { from, .. }) => PodName::Unknown(format!("{POD_NAME_ENV}: it comes from {from}")),
     }
 }
 

@@ -28,6 +28,18 @@ pub(super) fn config_file_switches(obj: &Object) -> Vec<Finding> {
                     let Some(effect) = insecure_setting_in(&path, leaf) else {
                         continue;
                     };
+                    // A Secret's value is judged, never shown.
+                    let from = format!(
+                        "Secret {}/{} key `{}`",
+                        obj.namespace.as_deref().unwrap_or(""),
+                        obj.name,
+                        file.key
+                    );
+                    let shown = if file.secret {
+                        format!("<value of {from}>")
+                    } else {
+                        short(leaf)
+                    };
                     out.push(
                         Finding::object_at(
                             INSECURE_FLAG,
@@ -40,7 +52,7 @@ pub(super) fn config_file_switches(obj: &Object) -> Vec<Finding> {
                                 file.key,
                                 format.name(),
                                 show_path(&path),
-                                short(leaf)
+                                shown
                             ),
                         )
                         .with_help(format!(

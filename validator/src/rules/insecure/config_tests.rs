@@ -3,7 +3,7 @@
 //! (ConfigMap `data`, Secret `stringData`, Secret base64 `data`) × the insecure value and the safe
 //! one: each insecure file is one insecure-flag finding, each safe one none. The same places and
 //! formats carrying an http:// dial address are plaintext-endpoint findings, https:// ones and
-//! markup pages holding the same link are not.
+//! markup pages holding the same link are not. A Secret's value is never shown in a message.
 
 use super::tests::rule;
 use super::*;
@@ -73,11 +73,13 @@ fn switches_in_every_format_and_place() {
                         let case = format!("{key}={value} in {ext} file `{name}`, {place}");
                         if fires {
                             assert_eq!(found.len(), 1, "{case}: {found:#?}");
-                            assert!(
-                                found[0].message.contains(&format!("outer.{key} = {value}")),
-                                "{case}: {}",
-                                found[0].message
-                            );
+                            // A Secret's value is judged, never shown.
+                            let shown = if place.starts_with("Secret") {
+                                format!("outer.{key} = <value of Secret nvcf/holder key `{name}`>")
+                            } else {
+                                format!("outer.{key} = {value}")
+                            };
+                            assert!(found[0].message.contains(&shown), "{case}: {}", found[0].message);
                         } else {
                             assert!(found.is_empty(), "{case}: {found:#?}");
                         }
@@ -106,17 +108,22 @@ fn dial_addresses_in_every_format_and_place_and_never_in_markup() {
                     let case = format!("{url} in {ext} file `{name}`, {place}");
                     if fires {
                         assert_eq!(found.len(), 1, "{case}: {found:#?}");
-                        assert!(
-                            found[0]
-                                .message
-                                .contains("(`outer.endpoint`) dials `http://api.example.net:8080"),
-                            "{case}: {}",
-                            found[0].message
-                        );
                         if place.starts_with("Secret") {
+                            // A Secret's value is judged, never shown: neither the URL nor its host.
+                            let m = &found[0].message;
                             assert!(
-                                !found[0].message.contains("hidden"),
-                                "{case}: a Secret's URL is printed: {}",
+                                m.contains(&format!(
+                                    "(`outer.endpoint`) dials `<value of Secret nvcf/holder key `{name}`>`"
+                                )) && !m.contains("hidden")
+                                    && !m.contains("api.example.net"),
+                                "{case}: a Secret's URL is printed: {m}"
+                            );
+                        } else {
+                            assert!(
+                                found[0]
+                                    .message
+                                    .contains("(`outer.endpoint`) dials `http://api.example.net:8080"),
+                                "{case}: {}",
                                 found[0].message
                             );
                         }

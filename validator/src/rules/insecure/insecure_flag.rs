@@ -118,8 +118,11 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
         };
         for (list, c) in obj.containers() {
             let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
+            // Values of rendered Secrets this container reads: judged, never shown.
+            let secrets = router::secret_values(Some(ctx.graph), router::Pod::of(obj), c);
+            let mut mine: Vec<Finding> = Vec::new();
             for (written, var, why) in unreadable(Some(ctx.graph), router::Pod::of(obj), c) {
-                out.push(
+                mine.push(
                     container_finding(
                         INSECURE_FLAG,
                         obj,
@@ -150,7 +153,7 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                 for cmd in &cmds {
                     for (name, value) in &cmd.assigns {
                         if let Some(effect) = insecure_setting(name, &Value::String(value.clone())) {
-                            out.push(
+                            mine.push(
                                 container_finding(
                                     INSECURE_FLAG,
                                     obj,
@@ -174,41 +177,32 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                             .next()
                             .unwrap_or(&sw.shown)
                             .to_string();
-                        out.push(
-                            container_finding(INSECURE_FLAG, obj, c, place, &needle, format!("{who} {runs} `{}`, which {}", sw.shown, sw.effect))
-                                .with_help(format!(
-                                    "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
-                                ))
-                                .with_cause(cause(&sw.name)),
+                        // A switch a Secret's value spells: removed there, where it is written.
+                        let help = match secrets.iter().find(|(v, _)| v.contains(needle.as_str())) {
+                            Some((_, label)) => format!(
+                                "the switch comes from the {label}: remove it there and give the client a certificate it can verify"
+                            ),
+                            None => format!(
+                                "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
+                            ),
+                        };
+                        mine.push(
+                            container_finding(
+                                INSECURE_FLAG,
+                                obj,
+                                c,
+                                place,
+                                &needle,
+                                format!("{who} {runs} `{}`, which {}", sw.shown, sw.effect),
+                            )
+                            .with_help(help)
+                            .with_cause(cause(&sw.name)),
                         );
                     }
                 }
             }
-            for EnvVar {
-                name,
-                value,
-                from,
-                needle,
-            } in env_of(ctx.graph, obj, c)
-            {
-                if let Some(effect) = insecure_setting(&name, &value) {
-                    let via = from.map(|f| format!(" (from {f})")).unwrap_or_default();
-                    out.push(
-                        container_finding(
-                            INSECURE_FLAG,
-                            obj,
-                            c,
-                            "",
-                            &needle,
-                            format!("{who} sets `{name}={}`{via}, which {effect}", short(&value)),
-                        )
-                        .with_help(format!(
-                            "remove `{name}` or set it to false; trust comes from the certificate and the trust bundle"
-                        ))
-                        .with_cause(cause(&norm(&name))),
-                    );
-                }
-            }
+            mine.extend(env_switches(ctx.graph, obj, c, &who, &cause));
+            out.extend(std::mem::take(&mut mine).into_iter().map(|f| hide(f, &secrets)));
         }
         if matches!(obj.kind.as_str(), "ConfigMap" | "Secret" | "CustomResourceDefinition") {
             out.extend(super::config_switches::config_file_switches(obj));

@@ -82,17 +82,54 @@ pub(crate) fn commands<'p>(
     pod: impl Into<router::Pod<'p>>,
     c: &Value,
 ) -> Vec<(&'static str, Vec<shell::SimpleCommand>)> {
-    let pod = pod.into();
-    let argv: Vec<String> = router::expand_items(g, pod, c, router::command_line(c))
+    commands_read(g, pod.into(), c, true)
+}
+
+/// [`commands`] with the scripts' `$NAME` left as written (`vault-token-static` traces a
+/// token variable to its source by name; a resolved value would read as a literal).
+pub(crate) fn commands_as_written<'p>(
+    g: Option<&Graph>,
+    pod: impl Into<router::Pod<'p>>,
+    c: &Value,
+) -> Vec<(&'static str, Vec<shell::SimpleCommand>)> {
+    commands_read(g, pod.into(), c, false)
+}
+
+fn commands_read(
+    g: Option<&Graph>,
+    pod: router::Pod<'_>,
+    c: &Value,
+    shell_vars: bool,
+) -> Vec<(&'static str, Vec<shell::SimpleCommand>)> {
+    // The shell's `$NAME` and `${NAME}` read from the same environment (`shell::resolve`).
+    let env: Vec<(String, String)> = router::effective_env(g, pod, c)
         .into_iter()
-        .map(|e| e.text)
+        .filter_map(|e| match e.value {
+            router::EnvValue::Known(v) | router::EnvValue::Secret { value: v, .. } => Some((e.name, v)),
+            router::EnvValue::Unknown(_) => None,
+        })
         .collect();
-    let mut out = vec![("", shell::argv_commands(&argv))];
+    let resolved = |mut cmds: Vec<shell::SimpleCommand>| {
+        if shell_vars {
+            shell::resolve(&mut cmds, &env);
+        }
+        cmds
+    };
+    let expand = |items: &mut dyn Iterator<Item = &Value>| -> Vec<String> {
+        let x = if shell_vars {
+            router::expand_items(g, pod, c, items)
+        } else {
+            router::expand_items_keeping_secrets(g, pod, c, items)
+        };
+        x.into_iter().map(|e| e.text).collect()
+    };
+    let argv = expand(&mut router::command_line(c));
+    let mut out = vec![("", resolved(shell::argv_commands(&argv)))];
     // Argo Workflows' script template: `source` is a script its `command` interpreter runs.
     if let Some(source) = c.get("source").and_then(Value::as_str) {
         out.push((
             "source",
-            shell::argv_commands(&["sh".into(), "-c".into(), source.to_string()]),
+            resolved(shell::argv_commands(&["sh".into(), "-c".into(), source.to_string()])),
         ));
     }
     for (label, ptr) in [
@@ -103,11 +140,8 @@ pub(crate) fn commands<'p>(
         ("lifecycle.preStop", "/lifecycle/preStop/exec/command"),
     ] {
         if let Some(items) = c.pointer(ptr).and_then(Value::as_array) {
-            let argv: Vec<String> = router::expand_items(g, pod, c, items.iter())
-                .into_iter()
-                .map(|e| e.text)
-                .collect();
-            out.push((label, shell::argv_commands(&argv)));
+            let argv = expand(&mut items.iter());
+            out.push((label, resolved(shell::argv_commands(&argv))));
         }
     }
     out
@@ -400,6 +434,8 @@ fn is_openbao(r: &Release) -> bool {
 
 #[cfg(test)]
 mod config_tests;
+#[cfg(test)]
+mod source_tests;
 #[cfg(test)]
 mod value_tests;
 

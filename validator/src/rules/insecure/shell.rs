@@ -17,6 +17,9 @@ pub(crate) struct SimpleCommand {
     pub assigns: Vec<(String, String)>,
     /// The command and its arguments (empty for a bare `export A=1` or `A=1`).
     pub argv: Vec<String>,
+    /// It was read from a shell script (`sh -c`, a script file), where the shell expands `$NAME`
+    /// ([`resolve`]); an exec command's words are passed on as written.
+    pub script: bool,
 }
 
 impl SimpleCommand {
@@ -84,9 +87,93 @@ fn script_into(text: &str, depth: usize, out: &mut Vec<SimpleCommand>) {
     }
     let (mut cmds, mut subs) = (Vec::new(), Vec::new());
     lex(text, depth, &mut cmds, &mut subs);
+    let start = out.len();
     for words in cmds.into_iter().chain(subs) {
         simple(words, depth, out);
     }
+    for cmd in &mut out[start..] {
+        cmd.script = true;
+    }
+}
+
+/// The shell's parameter expansion in the commands read from scripts: `$NAME`, `${NAME}` (and
+/// `${NAME:-…}`, `${NAME-…}`, `${NAME:=…}` when NAME is set) in words and assignment values,
+/// from the script's own earlier assignments (`A=1`, `export A=1`) and then `env`, the
+/// container's environment as the kubelet builds it (`router::effective_env`). A whole word that
+/// is one unquoted variable splits into fields at whitespace (`curl $CURL_OPTS url` with
+/// `CURL_OPTS="-k -s"`); the reader dropped the quotes, so a quoted one splits too. A variable
+/// neither defines stays as written (it may come from a source the gate cannot read).
+pub(crate) fn resolve(cmds: &mut [SimpleCommand], env: &[(String, String)]) {
+    let mut local: Vec<(String, String)> = Vec::new();
+    for cmd in cmds.iter_mut().filter(|c| c.script) {
+        let lookup = |name: &str| -> Option<String> {
+            local
+                .iter()
+                .rev()
+                .chain(env.iter().rev())
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+        };
+        for (_, v) in &mut cmd.assigns {
+            *v = parameters(v, &lookup);
+        }
+        let mut argv = Vec::with_capacity(cmd.argv.len());
+        for w in &cmd.argv {
+            match whole_variable(w).and_then(|n| lookup(n)) {
+                Some(v) => argv.extend(v.split_whitespace().map(str::to_string)),
+                None => argv.push(parameters(w, &lookup)),
+            }
+        }
+        cmd.argv = argv;
+        // `A=1` alone and `export A=1` set a shell variable; `A=1 cmd` only cmd's environment.
+        if cmd.argv.is_empty() {
+            local.extend(cmd.assigns.iter().cloned());
+        }
+    }
+}
+
+/// The name of a word that is exactly one variable (`$NAME`, `${NAME}`).
+fn whole_variable(w: &str) -> Option<&str> {
+    let body = w.strip_prefix('$')?;
+    let name = body.strip_prefix('{').and_then(|b| b.strip_suffix('}')).unwrap_or(body);
+    is_name(name).then_some(name)
+}
+
+/// `$NAME` and `${NAME…}` in `w` replaced by their values where `lookup` knows them.
+fn parameters(w: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(w.len());
+    let mut rest = w;
+    while let Some(i) = rest.find('$') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        if let Some(body) = after.strip_prefix('{') {
+            if let Some(j) = body.find('}') {
+                let inner = &body[..j];
+                let end = inner
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(inner.len());
+                let (name, op) = inner.split_at(end);
+                let plain = op.is_empty() || [":-", "-", ":="].iter().any(|p| op.starts_with(p));
+                match lookup(name).filter(|v| plain && is_name(name) && !(op.starts_with(':') && v.is_empty())) {
+                    Some(v) => out.push_str(&v),
+                    None => out.push_str(&rest[i..i + 2 + j + 1]),
+                }
+                rest = &body[j + 1..];
+                continue;
+            }
+        }
+        let len = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(after.len());
+        let name = &after[..len];
+        match lookup(name).filter(|_| is_name(name)) {
+            Some(v) => out.push_str(&v),
+            None => out.push_str(&rest[i..i + 1 + len]),
+        }
+        rest = &after[len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `sh -c` (or `-ec`, `-euxc`, …) ends `words`: the next element is a script.

@@ -10,11 +10,15 @@ pub(super) fn containers(
     servers: &Servers,
     obj: &Object,
     grpc_dial: &str,
-    roots: &mut Vec<Finding>,
-    out: &mut Vec<Finding>,
+    all_roots: &mut Vec<Finding>,
+    all_out: &mut Vec<Finding>,
 ) {
     let ns = obj.namespace.as_deref();
     for (list, c) in obj.containers() {
+        // Values of rendered Secrets this container reads: judged, never shown.
+        let secrets = router::secret_values(Some(ctx.graph), router::Pod::of(obj), c);
+        let (mut my_roots, mut mine) = (Vec::new(), Vec::new());
+        let (roots, out) = (&mut my_roots, &mut mine);
         let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
         if let Some(shown) = dev_server(c) {
             roots.push(
@@ -61,47 +65,39 @@ pub(super) fn containers(
                 }
             }
         }
-        for EnvVar {
-            name,
-            value,
-            from,
-            needle,
-        } in env_of(ctx.graph, obj, c)
-        {
-            let text = scalar_text(&value);
-            let via = from.map(|f| format!(" (from {f})")).unwrap_or_default();
-            if is_vault_addr_env(&name) && is_http(&text) && !is_loopback_url(&text) {
+        for var in env_of(ctx.graph, obj, c) {
+            let (name, needle) = (&var.name, &var.needle);
+            let text = scalar_text(&var.value);
+            let (shown, via) = (var.shown(), var.via());
+            if is_vault_addr_env(name) && is_http(&text) && !is_loopback_url(&text) {
                 // The server's own advertised address is about that server; any other
                 // address is about the server it reaches.
                 let cause = match dial::parse_dial(&text) {
-                    Some(d) if !is_own_addr_env(&name) => servers.dial_cause(ns, &d),
+                    Some(d) if !is_own_addr_env(name) => servers.dial_cause(ns, &d),
                     _ => servers.of_workload(obj),
                 };
                 out.push(
-                    container_finding(PLAINTEXT_ENDPOINT, obj, c, "", &needle, format!("{who} sets `{name}={text}`{via}: OpenBao/Vault is reached over plain HTTP"))
+                    container_finding(PLAINTEXT_ENDPOINT, obj, c, "", needle, format!("{who} sets `{shown}`{via}: OpenBao/Vault is reached over plain HTTP"))
                         .with_help(format!("set `{name}` to the https:// address of the OpenBao listener and give the client its CA (BAO_CACERT/VAULT_CACERT)"))
                         .with_cause(cause),
                 );
-            } else if norm(&name).ends_with(&grpc_dial) && !is_https(&text) {
-                out.push(dial_addr_finding(obj, &needle, &who, &text));
-            } else if norm(&name).ends_with("localconfig") && disables_tls(&text) {
+            } else if norm(name).ends_with(&grpc_dial) && !is_https(&text) {
+                out.push(dial_addr_finding(obj, needle, &who, &text));
+            } else if norm(name).ends_with("localconfig") && disables_tls(&text) {
                 roots.push(
-                    container_finding(PLAINTEXT_ENDPOINT, obj, c, "", &needle, format!("{who}: `{name}`{via} configures a listener with tls_disable: the OpenBao/Vault API would be plaintext"))
+                    container_finding(PLAINTEXT_ENDPOINT, obj, c, "", needle, format!("{who}: `{name}`{via} configures a listener with tls_disable: the OpenBao/Vault API would be plaintext"))
                         .with_help("remove tls_disable and set tls_cert_file/tls_key_file on the listener")
                         .with_cause(servers.of_workload(obj)),
                 );
-            } else if !dial::is_listen_name(&name) && !dialed.contains(&text) {
-                out.extend(plaintext_dial(
-                    ctx,
-                    servers,
-                    obj,
-                    (c, ""),
-                    &who,
-                    &format!("`{name}`{via}"),
-                    &needle,
-                    &text,
-                ));
+            } else if !dial::is_listen_name(name) && !dialed.contains(&text) {
+                let what = match &var.from {
+                    Some(f) if var.secret => format!("`{name}` (from {f})"),
+                    _ => format!("`{name}`{via}"),
+                };
+                out.extend(plaintext_dial(ctx, servers, obj, (c, ""), &who, &what, needle, &text));
             }
         }
+        all_roots.extend(my_roots.into_iter().map(|f| hide(f, &secrets)));
+        all_out.extend(mine.into_iter().map(|f| hide(f, &secrets)));
     }
 }

@@ -113,7 +113,7 @@ pub(super) fn http_words(text: &str) -> Vec<&str> {
 /// `app.yaml: {auth: {endpoint: auth.nvcf.svc:9090}}`), each judged like a whole value; `http://`
 /// URLs in scripts and in text no parser reads (nginx, templates). Markup and prose (an HTML page,
 /// Markdown) is not configuration: a hyperlink there is not a dial address. A Secret's address is
-/// shown as scheme, host and port only (never its path, query or credentials).
+/// never shown: the message names the Secret and its key.
 pub(super) fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec<Finding> {
     let mut out = Vec::new();
     let who = obj.display();
@@ -123,24 +123,18 @@ pub(super) fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec
             continue;
         }
         let mut judge = |what: String, needle: &str, value: &str| {
-            let (needle, value) = if file.secret {
-                let Some(d) = dial::parse_dial(value) else { return };
-                let port = d.port.map(|p| format!(":{p}")).unwrap_or_default();
-                let scheme = if d.http { "http://" } else { "" };
-                (key.to_string(), format!("{scheme}{}{port}", d.host))
-            } else {
-                (needle.to_string(), value.to_string())
-            };
-            out.extend(plaintext_dial(
-                ctx,
-                servers,
-                obj,
-                (&Value::Null, ""),
-                &who,
-                &what,
-                &needle,
-                &value,
-            ));
+            let needle = if file.secret { key } else { needle };
+            let found = plaintext_dial(ctx, servers, obj, (&Value::Null, ""), &who, &what, needle, value);
+            // A Secret's value is judged, never shown (nor its host).
+            let secret = [(
+                value.to_string(),
+                format!(
+                    "value of Secret {}/{} key `{key}`",
+                    obj.namespace.as_deref().unwrap_or(""),
+                    obj.name
+                ),
+            )];
+            out.extend(found.map(|f| if file.secret { hide(f, &secret) } else { f }));
         };
         if dial::parse_dial(text).is_some() {
             judge(format!("key `{key}`"), key, text);

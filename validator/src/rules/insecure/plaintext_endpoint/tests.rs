@@ -344,3 +344,26 @@ fn worker_grpc_through_every_route_kind_and_target_port_form() {
     }
     assert_eq!(checked, 4 * (3 * 4 + 1));
 }
+
+/// A container's dial addresses: each address is judged once however often it is written (a
+/// flag, then the same URL in the environment), two different addresses are two findings, an
+/// https:// gRPC dial address in the environment is silent, and a listen address (`BIND_URL`)
+/// is not dialed.
+#[test]
+fn container_dials_are_judged_once_each_and_listen_addresses_not_at_all() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: app}\nspec:\n  containers:\n  - name: c\n    image: quay.io/x/y:1.0.0\n    command: [app, --upstream=http://a.example.com, --backup=http://b.example.com]\n    env:\n    - {name: GRPC_PYLON_DIAL_ADDR, value: 'https://router.example.com:443'}\n    - {name: BIND_URL, value: 'http://web.example.com:8080'}\n    - {name: UPSTREAM_URL, value: 'http://a.example.com'}\n";
+    let g = graph("e", yaml);
+    let p = Policy::default();
+    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&g, &p));
+    let shown: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+    assert_eq!(shown.len(), 2, "{shown:#?}");
+    assert!(shown[0].contains("`--upstream` dials `http://a.example.com`"), "{shown:#?}");
+    assert!(shown[1].contains("`--backup` dials `http://b.example.com`"), "{shown:#?}");
+    // The gRPC dial address in the environment, in plain http://: its own finding.
+    let plain = yaml.replace("https://router", "http://router");
+    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&graph("e", &plain), &p));
+    assert!(
+        f.iter().any(|f| f.message.contains("the workers' gRPC dial address GRPC_PYLON_DIAL_ADDR is `http://router.example.com:443`")),
+        "{f:#?}"
+    );
+}

@@ -14,7 +14,7 @@ mod sources;
 mod tests;
 
 use super::*;
-use crate::rules::insecure::{commands, container_finding, shell};
+use crate::rules::insecure::{commands_as_written, container_finding, shell};
 use crate::rules::{show_path, walk_values};
 use crate::stack::Release;
 use script::*;
@@ -112,7 +112,7 @@ pub(super) fn check_token(ctx: &Ctx) -> Vec<Finding> {
                     .with_cause(cause(src.key(&var)));
                 out.push(judged(f, &src));
             }
-            for (place, cmds) in commands(Some(ctx.graph), crate::router::Pod::of(obj), c) {
+            for (place, cmds) in commands_as_written(Some(ctx.graph), crate::router::Pod::of(obj), c) {
                 let in_place = if place.is_empty() {
                     "its command line".to_string()
                 } else {
