@@ -367,3 +367,20 @@ fn container_dials_are_judged_once_each_and_listen_addresses_not_at_all() {
         "{f:#?}"
     );
 }
+
+/// An OpenBao/Vault address variable is named by a `VAULT` or `BAO` word and ends in `ADDR` or
+/// `ADDRESS`; any other `*_ADDR` is an ordinary dial address (judged by where it leads, not as
+/// OpenBao's).
+#[test]
+fn openbao_address_variables_are_named_by_whole_words() {
+    for name in ["VAULT_ADDR", "bao_addr", "AGENT_INJECT_VAULT_ADDR", "BAO_API_ADDRESS"] {
+        assert!(is_vault_addr_env(name), "{name}");
+    }
+    for name in ["UPSTREAM_ADDR", "VAULT_TOKEN", "BAO_ADDR_FILE", "BAOBAB_ADDR", "ADDR"] {
+        assert!(!is_vault_addr_env(name), "{name}");
+    }
+    let p = Policy::default();
+    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&graph("e", &env_pod("UPSTREAM_ADDR", "http://up.example.com:8200")), &p));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(f[0].message.contains("`UPSTREAM_ADDR` dials `http://up.example.com:8200`, plain http://"), "{f:#?}");
+}
