@@ -386,12 +386,14 @@ fn openbao_address_variables_are_named_by_whole_words() {
 }
 
 /// A workload that runs a dev server is a plaintext server: a client dialing it through its
-/// Service folds into the dev server's finding. A workload that serves no plaintext is not one:
-/// two ports of its Service dialed in plain http:// stay two findings.
+/// Service folds into the dev server's finding. A workload that serves no plaintext (its
+/// `*_LOCAL_CONFIG` listener has TLS) is not one: two ports of its Service dialed in plain
+/// http:// stay two findings.
 #[test]
 fn a_dev_server_is_the_cause_of_its_clients_and_other_workloads_are_not() {
     let yaml = format!(
-        "apiVersion: v1\nkind: Service\nmetadata: {{name: openbao, namespace: openbao}}\nspec:\n  selector: {{app: openbao}}\n  ports: [{{name: http, port: 8200}}]\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: openbao, namespace: openbao}}\nspec:\n  serviceName: openbao\n  selector: {{matchLabels: {{app: openbao}}}}\n  template:\n    metadata: {{labels: {{app: openbao}}}}\n    spec:\n      containers:\n        - {{name: openbao, image: 'quay.io/openbao/openbao:2.4.1', args: [server, -dev]}}\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: web, namespace: app}}\nspec:\n  selector: {{app: web}}\n  ports: [{{name: a, port: 80}}, {{name: b, port: 8080}}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: app}}\nspec:\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers:\n        - {{name: web, image: 'quay.io/x/web:1.0.0', env: [{{name: A_URL, value: 'http://web.app.svc:80/'}}, {{name: B_URL, value: 'http://web.app.svc:8080/'}}]}}\n{}",
+        "apiVersion: v1\nkind: Service\nmetadata: {{name: openbao, namespace: openbao}}\nspec:\n  selector: {{app: openbao}}\n  ports: [{{name: http, port: 8200}}]\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: openbao, namespace: openbao}}\nspec:\n  serviceName: openbao\n  selector: {{matchLabels: {{app: openbao}}}}\n  template:\n    metadata: {{labels: {{app: openbao}}}}\n    spec:\n      containers:\n        - {{name: openbao, image: 'quay.io/openbao/openbao:2.4.1', args: [server, -dev]}}\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: web, namespace: app}}\nspec:\n  selector: {{app: web}}\n  ports: [{{name: a, port: 80}}, {{name: b, port: 8080}}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: app}}\nspec:\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers:\n        - {{name: web, image: 'quay.io/x/web:1.0.0', env: [{{name: A_URL, value: 'http://web.app.svc:80/'}}, {{name: B_URL, value: 'http://web.app.svc:8080/'}}, {{name: WEB_LOCAL_CONFIG, value: {}}}]}}\n{}",
+        serde_json::to_string(TLS_CONFIG).unwrap(),
         client("vault-client", "app", "http://openbao.openbao.svc:8200"),
     );
     let f = folded(&yaml, &[]);
