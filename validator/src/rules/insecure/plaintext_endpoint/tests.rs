@@ -357,13 +357,21 @@ fn container_dials_are_judged_once_each_and_listen_addresses_not_at_all() {
     let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&g, &p));
     let shown: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
     assert_eq!(shown.len(), 2, "{shown:#?}");
-    assert!(shown[0].contains("`--upstream` dials `http://a.example.com`"), "{shown:#?}");
-    assert!(shown[1].contains("`--backup` dials `http://b.example.com`"), "{shown:#?}");
+    assert!(
+        shown[0].contains("`--upstream` dials `http://a.example.com`"),
+        "{shown:#?}"
+    );
+    assert!(
+        shown[1].contains("`--backup` dials `http://b.example.com`"),
+        "{shown:#?}"
+    );
     // The gRPC dial address in the environment, in plain http://: its own finding.
     let plain = yaml.replace("https://router", "http://router");
     let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&graph("e", &plain), &p));
     assert!(
-        f.iter().any(|f| f.message.contains("the workers' gRPC dial address GRPC_PYLON_DIAL_ADDR is `http://router.example.com:443`")),
+        f.iter().any(|f| f
+            .message
+            .contains("the workers' gRPC dial address GRPC_PYLON_DIAL_ADDR is `http://router.example.com:443`")),
         "{f:#?}"
     );
 }
@@ -380,9 +388,16 @@ fn openbao_address_variables_are_named_by_whole_words() {
         assert!(!is_vault_addr_env(name), "{name}");
     }
     let p = Policy::default();
-    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&graph("e", &env_pod("UPSTREAM_ADDR", "http://up.example.com:8200")), &p));
+    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(
+        &graph("e", &env_pod("UPSTREAM_ADDR", "http://up.example.com:8200")),
+        &p,
+    ));
     assert_eq!(f.len(), 1, "{f:#?}");
-    assert!(f[0].message.contains("`UPSTREAM_ADDR` dials `http://up.example.com:8200`, plain http://"), "{f:#?}");
+    assert!(
+        f[0].message
+            .contains("`UPSTREAM_ADDR` dials `http://up.example.com:8200`, plain http://"),
+        "{f:#?}"
+    );
 }
 
 /// A workload that runs a dev server is a plaintext server: a client dialing it through its
@@ -399,8 +414,17 @@ fn a_dev_server_is_the_cause_of_its_clients_and_other_workloads_are_not() {
     let f = folded(&yaml, &[]);
     let shown: Vec<(&str, usize)> = f.iter().map(|f| (f.message.as_str(), f.related.len())).collect();
     assert_eq!(shown.len(), 3, "{shown:#?}");
-    assert!(shown[0].0.contains("runs `(image entrypoint) server -dev`") && shown[0].1 == 1, "{shown:#?}");
+    assert!(
+        shown[0].0.contains("runs `(image entrypoint) server -dev`") && shown[0].1 == 1,
+        "{shown:#?}"
+    );
     assert_eq!(f[0].related[0].object.as_ref().unwrap().name, "vault-client");
-    assert!(shown[1].0.contains("`A_URL` dials `http://web.app.svc:80/`") && shown[1].1 == 0, "{shown:#?}");
-    assert!(shown[2].0.contains("`B_URL` dials `http://web.app.svc:8080/`") && shown[2].1 == 0, "{shown:#?}");
+    assert!(
+        shown[1].0.contains("`A_URL` dials `http://web.app.svc:80/`") && shown[1].1 == 0,
+        "{shown:#?}"
+    );
+    assert!(
+        shown[2].0.contains("`B_URL` dials `http://web.app.svc:8080/`") && shown[2].1 == 0,
+        "{shown:#?}"
+    );
 }
