@@ -43,9 +43,18 @@ fn shq(p: &Path) -> String {
 /// - `template`, `install` and `upgrade` of a chart that is not a local one are refused.
 ///
 /// A local chart is an argument naming a directory with a `Chart.yaml` or a `.tgz` file.
+/// `version --client --short`, which helmfile 0.x asks before every command, is answered with
+/// `client_short`, what the real helm answered to it when this run's tools were checked
+/// (`versions::check`), instead of starting helm again each time (`None`: passed on).
 /// Everything else goes to the real helm (sealed offline, see `seal`). The front writes only
 /// into `dir/work` (placeholders, the recorded repositories).
-pub fn front(tools: &Tools, mirror: Option<&Path>, offline: bool, dir: &Path) -> Result<Tools> {
+pub fn front(
+    tools: &Tools,
+    mirror: Option<&Path>,
+    offline: bool,
+    client_short: Option<&str>,
+    dir: &Path,
+) -> Result<Tools> {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("helm");
     let work = dir.join("work");
@@ -59,6 +68,12 @@ MIRROR={mirror}
 OFFLINE={offline}
 WORK={work}
 MARKER={marker}
+# helmfile 0.x asks this before every command: the real helm's answer earlier in this run.
+CLIENT_SHORT={client_short}
+case "$*" in
+  "version --client --short"|"version --short --client")
+    if [ -n "$CLIENT_SHORT" ]; then echo "$CLIENT_SHORT"; exit 0; fi ;;
+esac
 say() {{ echo "nvcf-validate --offline: $*" >&2; }}
 # Is any argument a local chart (a directory with Chart.yaml, or a chart archive)?
 local_chart() {{
@@ -175,11 +190,13 @@ fi
 # part of a report: a remote release offline is "not rendered".
 case "$bare" in [0-9]*.[0-9]*.[0-9]*) pv="$bare" ;; *) pv="0.0.0" ;; esac
 case "$chart" in ""|*[!A-Za-z0-9_.-]*) chart=placeholder ;; esac
-tmp="$WORK/placeholders/$$"
+# With --untar (helmfile's pulls) it is written where the pull unpacks, never packed and unpacked.
+if [ "$untar" = 1 ]; then tmp="$dest/$untardir"; else tmp="$WORK/placeholders/$$"; fi
 mkdir -p "$tmp/$chart/templates" || exit 1
-placeholder_yaml "$chart" "$pv" "$ref" > "$tmp/$chart/Chart.yaml"
-printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nvcf-validate-offline-placeholder\n' > "$tmp/$chart/templates/placeholder.yaml"
-: > "$tmp/$chart/$MARKER"
+placeholder_yaml "$chart" "$pv" "$ref" > "$tmp/$chart/Chart.yaml" || exit 1
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nvcf-validate-offline-placeholder\n' > "$tmp/$chart/templates/placeholder.yaml" || exit 1
+: > "$tmp/$chart/$MARKER" || exit 1
+[ "$untar" = 1 ] && exit 0
 tar -czf "$tmp/$chart-$pv.tgz" -C "$tmp" "$chart" || exit 1
 serve "$tmp/$chart-$pv.tgz"
 "#,
@@ -188,6 +205,7 @@ serve "$tmp/$chart-$pv.tgz"
         offline = u8::from(offline),
         work = shq(&work),
         marker = super::seal::PLACEHOLDER_MARKER,
+        client_short = client_short.map(|a| shq(Path::new(a))).unwrap_or_else(|| "''".into()),
     );
     std::fs::write(&path, script).with_context(|| format!("writing {}", path.display()))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
@@ -226,7 +244,7 @@ mod tests {
         };
         let dir = d.join("front");
         std::fs::create_dir_all(&dir).unwrap();
-        let t = front(&tools, None, true, &dir).unwrap();
+        let t = front(&tools, None, true, Some("v3.99.0+helm-4.3.1-gc0d08d0"), &dir).unwrap();
         assert_eq!(t.writable, Some(vec![dir.join("work")]));
         (t.helm, log)
     }
@@ -354,6 +372,11 @@ mod tests {
             ],
         );
         assert_eq!(code, 1);
+        // helmfile 0.x's version question: the answer helm gave when the run's tools were checked.
+        for args in [&["version", "--client", "--short"], &["version", "--short", "--client"]] {
+            let (code, out, _) = call(&front, cwd, args);
+            assert_eq!((code, out.as_str()), (0, "v3.99.0+helm-4.3.1-gc0d08d0\n"), "{args:?}");
+        }
         assert!(
             !log.exists(),
             "a registry call reached the real helm: {}",
@@ -369,10 +392,31 @@ mod tests {
         );
         assert_eq!(call(&front, cwd, &["show", "chart", "charts/app"]).0, 0);
         assert_eq!(call(&front, cwd, &["version", "--short"]).0, 0);
+        assert_eq!(call(&front, cwd, &["version", "--client"]).0, 0);
         assert_eq!(
             std::fs::read_to_string(&log).unwrap(),
-            "template app charts/app --namespace apps\nshow chart charts/app\nversion --short\n"
+            "template app charts/app --namespace apps\nshow chart charts/app\nversion --short\nversion --client\n"
         );
+    }
+
+    #[test]
+    fn without_a_checked_answer_the_version_question_reaches_helm() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("real.log");
+        let real = d.path().join("real-helm");
+        std::fs::write(&real, format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display())).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let tools = Tools {
+            helmfile: PathBuf::from("/bin/false"),
+            helm: real,
+            env: Vec::new(),
+            writable: None,
+            ns: None,
+        };
+        let t = front(&tools, None, true, None, d.path()).unwrap();
+        assert_eq!(call(&t.helm, d.path(), &["version", "--client", "--short"]).0, 0);
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "version --client --short\n");
     }
 
     #[test]
@@ -400,6 +444,25 @@ mod tests {
         // One template (chartify needs a rendered file), and the marker the kustomize front reads.
         assert!(chart.join("templates/placeholder.yaml").is_file());
         assert!(chart.join(super::super::seal::PLACEHOLDER_MARKER).is_file());
+        // Without --untar: the same chart as an archive in the destination.
+        let packed = d.path().join("packed");
+        let dest = packed.to_str().unwrap();
+        let (code, _, err) = call(
+            &front,
+            d.path(),
+            &["pull", "oci://ghcr.io/x/charts/app", "--version", "1.2.3", "-d", dest],
+        );
+        assert_eq!(code, 0, "{err}");
+        let list = Command::new("tar")
+            .arg("-tzf")
+            .arg(packed.join("app-1.2.3.tgz"))
+            .output()
+            .unwrap();
+        let names = String::from_utf8_lossy(&list.stdout);
+        assert!(
+            names.contains("app/Chart.yaml") && names.contains("app/templates/placeholder.yaml"),
+            "{names}"
+        );
         assert!(!log.exists());
     }
 }

@@ -164,11 +164,12 @@ impl Lazy {
         self.cell
             .get_or_init(|| {
                 // Can this helmfile drive this helm (Helm 4 with helmfile 0.x)? See `versions`.
-                let located = Tools::locate(&self.root).and_then(|t| versions::check(&t).map(|_| t));
-                let located = located.and_then(|t| match &self.front_dir {
+                let located = Tools::locate(&self.root).and_then(|t| versions::check(&t).map(|c| (t, c)));
+                let located = located.and_then(|(t, checked)| match &self.front_dir {
                     Some(d) => {
                         let m = self.mirror.as_deref().map(paths::absolute);
-                        mirror::front(&t, m.as_deref(), self.sealed.is_some(), d.path())
+                        let answer = checked.client_short.as_deref();
+                        mirror::front(&t, m.as_deref(), self.sealed.is_some(), answer, d.path())
                     }
                     None => Ok(t),
                 });

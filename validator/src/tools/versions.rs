@@ -59,35 +59,75 @@ pub fn parse(text: &str) -> Option<Version> {
     })
 }
 
-fn ask(mut c: Command) -> (bool, String) {
-    match c.output() {
-        Ok(o) => (
-            o.status.success(),
-            crate::redact::cap(
-                &String::from_utf8_lossy(if o.status.success() { &o.stdout } else { &o.stderr }),
-                300,
+/// A started version query; `answer` waits for it: (succeeded, what it said (stdout when it
+/// succeeded, else stderr), capped).
+struct Asked(std::io::Result<std::process::Child>);
+
+fn ask(mut c: Command) -> Asked {
+    use std::process::Stdio;
+    Asked(
+        c.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn(),
+    )
+}
+
+impl Asked {
+    fn answer(self) -> (bool, String) {
+        match self.0.and_then(std::process::Child::wait_with_output) {
+            Ok(o) => (
+                o.status.success(),
+                crate::redact::cap(
+                    &String::from_utf8_lossy(if o.status.success() { &o.stdout } else { &o.stderr }),
+                    300,
+                ),
             ),
-        ),
-        Err(e) => (false, e.to_string()),
+            Err(e) => (false, e.to_string()),
+        }
     }
 }
 
-/// Read both versions and refuse a pair that cannot work, naming both and the fix.
-pub fn check(tools: &Tools) -> Result<Found> {
+/// The versions of a run's tools, and helm's answer to helmfile 0.x's own question.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Checked {
+    pub found: Found,
+    /// What `helm version --client --short` printed in this run (one line, a version), when it
+    /// succeeded: helmfile 0.x asks it before every command, and the run's helm front gives this
+    /// answer instead of starting helm again (`mirror::front`). `None`: it failed or printed
+    /// something else; the front then passes the call on.
+    pub client_short: Option<String>,
+}
+
+/// The exact line `helm version --client --short` printed, when it is one version and nothing a
+/// shell would read specially (it is written into the helm front).
+fn client_answer(ok: bool, said: &str) -> Option<String> {
+    let line = said.strip_suffix('\n').unwrap_or(said);
+    let plain = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-' | '_');
+    (ok && !line.is_empty() && line.len() <= 100 && line.chars().all(plain) && parse(line).is_some())
+        .then(|| line.to_string())
+}
+
+/// Read both versions and refuse a pair that cannot work, naming both and the fix. The three
+/// questions (`helmfile --version`, `helm version --short` and helmfile 0.x's own `helm version
+/// --client --short`) are asked at once.
+pub fn check(tools: &Tools) -> Result<Checked> {
     let mut hf = tools.tool_command(&tools.helmfile);
     hf.arg("--version");
-    let helmfile = parse(&ask(hf).1);
     let mut h = tools.helm();
     h.args(["version", "--short"]);
-    let helm = parse(&ask(h).1);
+    let mut c = tools.helm();
+    c.args(["version", "--client", "--short"]);
+    let (hf, h, c) = (ask(hf), ask(h), ask(c));
+    let helmfile = parse(&hf.answer().1);
+    let helm = parse(&h.answer().1);
+    let (client_ok, client_said) = c.answer();
     let found = Found { helm, helmfile };
     if let (Some(hf), Some(h)) = (helmfile, helm) {
         if hf.major == 0 && h.major >= 4 {
             // helmfile 0.x's own call, and what it accepts: a Helm 3 version.
-            let mut c = tools.helm();
-            c.args(["version", "--client", "--short"]);
-            let (ok, said) = ask(c);
-            if !ok || parse(&said).is_none_or(|v| v.major != 3) {
+            let (ok, said) = (client_ok, &client_said);
+            if !ok || parse(said).is_none_or(|v| v.major != 3) {
                 bail!(
                     "cannot render: helmfile {hf} ({}) cannot drive helm {h} ({}): helmfile 0.x runs `helm version \
                      --client --short` before every command, and Helm 4 refuses it ({}). Use helmfile 1.1 or newer \
@@ -104,7 +144,10 @@ pub fn check(tools: &Tools) -> Result<Found> {
         }
     }
     let _ = FOUND.set(found);
-    Ok(found)
+    Ok(Checked {
+        found,
+        client_short: client_answer(client_ok, &client_said),
+    })
 }
 
 #[cfg(test)]
@@ -127,5 +170,20 @@ mod tests {
         assert_eq!(parse("Error: unknown flag: --client"), None);
         assert_eq!(parse("1.2"), None);
         assert_eq!(parse(&"x ".repeat(100_000)), None);
+    }
+
+    #[test]
+    fn only_a_plain_version_line_is_kept_as_the_answer() {
+        let kept = |ok, s: &str| client_answer(ok, s);
+        assert_eq!(
+            kept(true, "v3.99.0+helm-4.3.1-gc0d08d0\n").as_deref(),
+            Some("v3.99.0+helm-4.3.1-gc0d08d0")
+        );
+        assert_eq!(kept(true, "v3.15.3+g3bb50bb\n").as_deref(), Some("v3.15.3+g3bb50bb"));
+        assert_eq!(kept(false, "v3.15.3\n"), None);
+        assert_eq!(kept(true, "Error: unknown flag: --client\n"), None);
+        assert_eq!(kept(true, "v3.1.0'; rm -rf /; '\n"), None);
+        assert_eq!(kept(true, "v3.1.0\nv3.2.0\n"), None);
+        assert_eq!(kept(true, ""), None);
     }
 }
