@@ -57,7 +57,7 @@ pub fn is_pod_spec(v: &Value) -> bool {
 /// The name a container is listed under, for messages: the pod spec's list names as they are,
 /// other holders (`steps`, `sidecars`, Argo's `container`/`script`) by their key, anything else
 /// `containers`.
-fn label(key: &str) -> &'static str {
+pub fn label(key: &str) -> &'static str {
     const KNOWN: &[&str] = &[
         "initContainers",
         "containers",
@@ -121,6 +121,94 @@ pub fn find(body: &Value) -> Found<'_> {
             }
             _ => {}
         }
+    }
+    out
+}
+
+/// Whether a schema node of a CustomResourceDefinition describes a container: an object whose
+/// properties include `image` and one of `command`, `args`, `env` (the core Container's, which
+/// operators embed whole or in part). Source: Kubernetes API reference, Container v1 core.
+fn is_container_schema(node: &Value) -> bool {
+    node.get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| p.contains_key("image") && ["command", "args", "env"].iter().any(|k| p.contains_key(*k)))
+}
+
+/// Where a CustomResourceDefinition's schema types a value as a container: paths of property
+/// names, `*` standing for any item of an array or value of a map, for every version the CRD
+/// serves (`spec.versions[].schema.openAPIV3Schema`, or the v1beta1 `spec.validation`). The walk
+/// is bounded (`MAX_DEPTH`) and stops at a container.
+pub fn schema_container_paths(crd: &Value) -> Vec<Vec<String>> {
+    let mut roots: Vec<&Value> = crd
+        .pointer("/spec/versions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|v| v.pointer("/schema/openAPIV3Schema"))
+        .collect();
+    roots.extend(crd.pointer("/spec/validation/openAPIV3Schema"));
+    let mut out: Vec<Vec<String>> = Vec::new();
+    let mut stack: Vec<(&Value, Vec<String>)> = roots.into_iter().map(|r| (r, Vec::new())).collect();
+    while let Some((node, path)) = stack.pop() {
+        if path.len() > MAX_DEPTH {
+            continue;
+        }
+        if !path.is_empty() && is_container_schema(node) {
+            if !out.contains(&path) {
+                out.push(path);
+            }
+            continue;
+        }
+        for (k, child) in node.get("properties").and_then(Value::as_object).into_iter().flatten() {
+            let mut p = path.clone();
+            p.push(k.clone());
+            stack.push((child, p));
+        }
+        for child in [node.get("items"), node.get("additionalProperties")]
+            .into_iter()
+            .flatten()
+        {
+            if child.is_object() {
+                let mut p = path.clone();
+                p.push("*".into());
+                stack.push((child, p));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The values of `body` at schema paths ([`schema_container_paths`]): (JSON pointer, the list or
+/// key that holds it, as [`label`] names it). Only objects count; the walk is bounded by the
+/// paths themselves.
+pub fn at_schema_paths(body: &Value, paths: &[Vec<String>]) -> Vec<(String, &'static str)> {
+    let mut out = Vec::new();
+    for path in paths {
+        let mut here: Vec<(String, &Value)> = vec![(String::new(), body)];
+        for seg in path {
+            let mut next = Vec::new();
+            for (ptr, v) in here {
+                if seg == "*" {
+                    match v {
+                        Value::Array(items) => {
+                            next.extend(items.iter().enumerate().map(|(i, c)| (format!("{ptr}/{i}"), c)))
+                        }
+                        Value::Object(m) => next.extend(m.iter().map(|(k, c)| (format!("{ptr}/{}", escape(k)), c))),
+                        _ => {}
+                    }
+                } else if let Some(c) = v.get(seg.as_str()) {
+                    next.push((format!("{ptr}/{}", escape(seg)), c));
+                }
+            }
+            here = next;
+        }
+        let key = path.iter().rev().find(|s| *s != "*").map(String::as_str).unwrap_or("");
+        out.extend(
+            here.into_iter()
+                .filter(|(_, v)| v.is_object())
+                .map(|(p, _)| (p, label(key))),
+        );
     }
     out
 }

@@ -179,6 +179,25 @@ impl<'a> Pod<'a> {
         }
     }
 
+    /// The pod container `c` of `obj` runs in: [`Pod::of`], or for another kind, the pod template
+    /// (`{metadata, spec}`) around the pod spec that holds `c` (an Argo Rollout's, one of an
+    /// object's several).
+    pub fn of_container(obj: &'a Object, c: &Value) -> Pod<'a> {
+        let mut pod = Pod::of(obj);
+        if pod.template.is_none() {
+            if let Some(spec) = obj.pod_spec_of(c) {
+                pod.template = crate::pod_shape::find(&obj.body)
+                    .pod_specs
+                    .into_iter()
+                    .find(|(_, v)| std::ptr::eq(*v, spec))
+                    .and_then(|(ptr, _)| ptr.strip_suffix("/spec").map(str::to_string))
+                    .and_then(|t| obj.at(&t))
+                    .filter(|t| t.get("metadata").is_some());
+            }
+        }
+        pod
+    }
+
     /// The value the downward API gives `fieldPath` (`metadata.labels['app']`,
     /// `metadata.annotations['x']`, `spec.serviceAccountName`), when the render decides it.
     pub fn field(&self, path: &str) -> Option<String> {

@@ -270,13 +270,16 @@ fn secret_node(g: &Graph, b: &mut Builder, ns: &str, name: &str) -> usize {
 
 fn workloads(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
     for o in g.objects.iter().filter(|o| !o.prov.external) {
-        let Some(pod) = o.pod_spec() else { continue };
+        let pods = o.pod_specs();
+        if pods.is_empty() {
+            continue;
+        }
         let is_router = routers.iter().any(|r| std::ptr::eq(r.obj, o));
-        let vols = pod
-            .get("volumes")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+        // Every pod spec's volumes (an object may hold several).
+        let vols: Vec<&Value> = pods
+            .iter()
+            .flat_map(|pod| pod.get("volumes").and_then(Value::as_array).into_iter().flatten())
+            .collect();
         let ns = ns_of(o).to_string();
         // The router: every Secret it mounts (a missing one is a finding's target); other
         // workloads: only Secrets the picture already holds (TLS material).

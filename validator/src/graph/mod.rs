@@ -20,6 +20,10 @@ pub struct Object {
     /// The whole document.
     pub body: Value,
     pub prov: Provenance,
+    /// The containers a CustomResourceDefinition of the graph types as such for this object's
+    /// kind (JSON pointer, list name: `crate::pod_shape::at_schema_paths`); None when no schema is
+    /// at hand. Set by [`Graph::push`].
+    pub schema_containers: Option<Vec<(String, &'static str)>>,
 }
 
 /// Identity of an object: group (empty for core), kind, namespace (None if cluster-scoped), name.
@@ -78,6 +82,7 @@ impl Object {
             name,
             body,
             prov,
+            schema_containers: None,
         })
     }
 
@@ -122,9 +127,25 @@ impl Object {
         matches!(self.kind.as_str(), "ConfigMap" | "Secret" | "CustomResourceDefinition")
     }
 
+    /// Whether the kind keeps its pod template where Kubernetes' workload kinds do.
+    fn builtin_workload(&self) -> bool {
+        matches!(
+            self.kind.as_str(),
+            "Pod"
+                | "CronJob"
+                | "Deployment"
+                | "StatefulSet"
+                | "DaemonSet"
+                | "ReplicaSet"
+                | "Job"
+                | "ReplicationController"
+        )
+    }
+
     /// The pod spec of a workload: where the built-in kinds keep it, and for any other kind
     /// (Argo Rollouts, KEDA ScaledJob, Knative, a CRD nobody here knows) the first value of pod
-    /// spec shape (`crate::pod_shape`).
+    /// spec shape (`crate::pod_shape`). An object may hold several ([`Object::pod_specs`]); a
+    /// container's own is [`Object::pod_spec_of`].
     pub fn pod_spec(&self) -> Option<&Value> {
         match self.kind.as_str() {
             "Pod" => self.at("/spec"),
@@ -132,40 +153,84 @@ impl Object {
             "Deployment" | "StatefulSet" | "DaemonSet" | "ReplicaSet" | "Job" | "ReplicationController" => {
                 self.at("/spec/template/spec")
             }
-            _ if self.holds_no_pods() => None,
-            _ => crate::pod_shape::find(&self.body)
-                .pod_specs
-                .into_iter()
-                .next()
-                .map(|(_, v)| v),
+            _ => self.pod_specs().into_iter().next(),
         }
+    }
+
+    /// Every pod spec the object holds: the built-in kinds' one, and for any other kind each value
+    /// of pod spec shape (an Argo Workflow's templates, a Tekton Pipeline's embedded tasks, …)
+    /// and each pod spec whose containers the kind's CRD schema types as containers.
+    pub fn pod_specs(&self) -> Vec<&Value> {
+        if self.builtin_workload() {
+            return self.pod_spec().into_iter().collect();
+        }
+        if self.holds_no_pods() {
+            return Vec::new();
+        }
+        let mut out: Vec<&Value> = crate::pod_shape::find(&self.body)
+            .pod_specs
+            .into_iter()
+            .map(|(_, v)| v)
+            .collect();
+        for (ptr, _) in self.schema_containers.iter().flatten() {
+            // `…/containers/3`: the pod spec is the object holding the list.
+            let parts: Vec<&str> = ptr.rsplitn(3, '/').collect();
+            if let [_, list, parent] = parts[..] {
+                if crate::pod_shape::POD_LISTS.contains(&list) {
+                    if let Some(spec) = self.at(parent).filter(|v| v.is_object()) {
+                        if !out.iter().any(|s| std::ptr::eq(*s, spec)) {
+                            out.push(spec);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The pod spec that holds container `c` (by identity: `c` from [`Object::containers`]), else
+    /// the object's first ([`Object::pod_spec`]): volumes and the service account a container
+    /// sees are its own pod's.
+    pub fn pod_spec_of(&self, c: &Value) -> Option<&Value> {
+        self.pod_specs()
+            .into_iter()
+            .find(|spec| {
+                crate::pod_shape::POD_LISTS.iter().any(|list| {
+                    spec.get(*list)
+                        .and_then(Value::as_array)
+                        .is_some_and(|items| items.iter().any(|x| std::ptr::eq(x, c)))
+                })
+            })
+            .or_else(|| self.pod_spec())
     }
 
     /// Every container the object runs, with the list (or key) that holds it (`containers`,
     /// `initContainers`, `ephemeralContainers`; `steps`, `sidecars`, `container`, `script` in
     /// other kinds): the built-in kinds' pod spec, and for any other kind every pod spec and
-    /// container-shaped value found by shape (`crate::pod_shape`).
+    /// container-shaped value found by shape (`crate::pod_shape`), and every value its CRD's
+    /// schema types as a container (an operator's container patch without `image` included).
     pub fn containers(&self) -> Vec<(&'static str, &Value)> {
         let mut out = Vec::new();
-        match self.kind.as_str() {
-            "Pod"
-            | "CronJob"
-            | "Deployment"
-            | "StatefulSet"
-            | "DaemonSet"
-            | "ReplicaSet"
-            | "Job"
-            | "ReplicationController" => {
-                if let Some(spec) = self.pod_spec() {
-                    for list in crate::pod_shape::POD_LISTS {
-                        if let Some(items) = spec.get(list).and_then(Value::as_array) {
-                            out.extend(items.iter().map(|c| (list, c)));
-                        }
+        if self.builtin_workload() {
+            if let Some(spec) = self.pod_spec() {
+                for list in crate::pod_shape::POD_LISTS {
+                    if let Some(items) = spec.get(list).and_then(Value::as_array) {
+                        out.extend(items.iter().map(|c| (list, c)));
                     }
                 }
             }
-            _ if self.holds_no_pods() => {}
-            _ => out = crate::pod_shape::find(&self.body).containers,
+            return out;
+        }
+        if self.holds_no_pods() {
+            return out;
+        }
+        out = crate::pod_shape::find(&self.body).containers;
+        for (ptr, label) in self.schema_containers.iter().flatten() {
+            if let Some(c) = self.at(ptr) {
+                if !out.iter().any(|(_, x)| std::ptr::eq(*x, c)) {
+                    out.push((label, c));
+                }
+            }
         }
         out
     }
@@ -337,9 +402,32 @@ impl Graph {
         g
     }
 
-    pub fn push(&mut self, o: Object) {
+    pub fn push(&mut self, mut o: Object) {
+        // A CRD's schema locates the containers of its kind's objects, whichever comes first.
+        if o.group() == "apiextensions.k8s.io" && o.kind == "CustomResourceDefinition" {
+            let (group, kind) = (o.str_at("/spec/group"), o.str_at("/spec/names/kind"));
+            let paths = crate::pod_shape::schema_container_paths(&o.body);
+            if let (Some(group), Some(kind), false) = (group, kind, paths.is_empty()) {
+                for obj in self.objects.iter_mut().filter(|x| x.group() == group && x.kind == kind) {
+                    let found = crate::pod_shape::at_schema_paths(&obj.body, &paths);
+                    obj.schema_containers.get_or_insert_with(Vec::new).extend(found);
+                }
+            }
+        } else if let Some(paths) = self.crd_paths(o.group(), &o.kind) {
+            o.schema_containers = Some(crate::pod_shape::at_schema_paths(&o.body, &paths));
+        }
         self.index.entry(o.key()).or_default().push(self.objects.len());
         self.objects.push(o);
+    }
+
+    /// The container paths of the CRDs of the graph that define `group`/`kind`, if any.
+    fn crd_paths(&self, group: &str, kind: &str) -> Option<Vec<Vec<String>>> {
+        let paths: Vec<Vec<String>> = self
+            .of("apiextensions.k8s.io", "CustomResourceDefinition")
+            .filter(|c| c.str_at("/spec/group") == Some(group) && c.str_at("/spec/names/kind") == Some(kind))
+            .flat_map(|c| crate::pod_shape::schema_container_paths(&c.body))
+            .collect();
+        (!paths.is_empty()).then_some(paths)
     }
 
     /// Look an object up. `group` is the API group ("" for core), `namespace` None for

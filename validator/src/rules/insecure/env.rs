@@ -44,7 +44,7 @@ impl EnvVar {
 /// A container's readable environment: every variable the kubelet sets whose value the render
 /// decides (literal, rendered ConfigMap or Secret, downward API field of the template).
 pub(super) fn env_of(g: &Graph, obj: &Object, c: &Value) -> Vec<EnvVar> {
-    router::effective_env(Some(g), router::Pod::of(obj), c)
+    router::effective_env(Some(g), router::Pod::of_container(obj, c), c)
         .into_iter()
         .filter_map(|e| {
             let (value, secret) = match e.value {
@@ -66,7 +66,7 @@ pub(super) fn env_of(g: &Graph, obj: &Object, c: &Value) -> Vec<EnvVar> {
 /// Variables of a container's environment the gate cannot read (a Secret or ConfigMap the render
 /// does not hold, a missing key, a field known only in the running pod): (name, line needle, why).
 pub(super) fn unreadable_env(g: &Graph, obj: &Object, c: &Value) -> Vec<(String, String, String)> {
-    router::effective_env(Some(g), router::Pod::of(obj), c)
+    router::effective_env(Some(g), router::Pod::of_container(obj, c), c)
         .into_iter()
         .filter_map(|e| match e.value {
             router::EnvValue::Unknown(why) => Some((e.name, e.needle, why)),

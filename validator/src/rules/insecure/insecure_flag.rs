@@ -119,9 +119,9 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
         for (list, c) in obj.containers() {
             let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
             // Values of rendered Secrets this container reads: judged, never shown.
-            let secrets = router::secret_values(Some(ctx.graph), router::Pod::of(obj), c);
+            let secrets = router::secret_values(Some(ctx.graph), router::Pod::of_container(obj, c), c);
             let mut mine: Vec<Finding> = Vec::new();
-            for (written, var, why) in unreadable(Some(ctx.graph), router::Pod::of(obj), c) {
+            for (written, var, why) in unreadable(Some(ctx.graph), router::Pod::of_container(obj, c), c) {
                 mine.push(
                     container_finding(
                         INSECURE_FLAG,
@@ -135,7 +135,7 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                     .with_cause(cause(&format!("unreadable:{var}"))),
                 );
             }
-            for (place, cmds) in commands(Some(ctx.graph), router::Pod::of(obj), c) {
+            for (place, cmds) in commands(Some(ctx.graph), router::Pod::of_container(obj, c), c) {
                 let runs = if place.is_empty() {
                     "runs with".to_string()
                 } else if place == "source" {

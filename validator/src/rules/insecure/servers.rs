@@ -45,8 +45,11 @@ fn pod_labels(w: &Object) -> Option<&serde_json::Map<String, Value>> {
 /// Names of the ConfigMaps a workload's pods mount or read variables from.
 fn configmaps_used(w: &Object) -> Vec<&str> {
     let mut out = Vec::new();
-    let Some(spec) = w.pod_spec() else { return out };
-    for v in spec.get("volumes").and_then(Value::as_array).into_iter().flatten() {
+    for v in w
+        .pod_specs()
+        .into_iter()
+        .flat_map(|spec| spec.get("volumes").and_then(Value::as_array).into_iter().flatten())
+    {
         if let Some(n) = v.pointer("/configMap/name").and_then(Value::as_str) {
             out.push(n);
         }

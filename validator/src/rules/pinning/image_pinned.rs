@@ -93,10 +93,22 @@ pub(super) fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
             let cname = c.get("name").and_then(Value::as_str).unwrap_or("?");
             let who = format!("{}: {list}[{cname}]", obj.display());
             let Some(image) = c.get("image").and_then(Value::as_str) else {
-                out.push(
-                    Finding::object(IMAGE_PINNED, obj, format!("{who} has no image"))
-                        .with_help("set an image with an exact tag"),
-                );
+                // A value the kind's CRD types as a container (an operator's container patch): its
+                // image is the operator's choice, which the gate cannot judge (fail closed).
+                let typed = obj
+                    .schema_containers
+                    .iter()
+                    .flatten()
+                    .any(|(p, _)| obj.at(p).is_some_and(|v| std::ptr::eq(v, c)));
+                let (message, help) = if typed {
+                    (
+                        format!("{who} is a container its CustomResourceDefinition types as one, with no image: the operator chooses it, so its pinning cannot be judged"),
+                        "set the container's image with an exact tag (or a digest) in the object",
+                    )
+                } else {
+                    (format!("{who} has no image"), "set an image with an exact tag")
+                };
+                out.push(Finding::object(IMAGE_PINNED, obj, message).with_help(help));
                 continue;
             };
             let mut problems = Vec::new();

@@ -86,7 +86,7 @@ pub(super) fn secret_key_at(vol: &Value, rel: &str) -> Option<(String, String)> 
 
 /// The Secret the router's certificate comes from: the Secret behind `--tls-cert-path`.
 pub(super) fn router_tls_secret(r: &RouterWorkload) -> Option<String> {
-    let pod = r.obj.pod_spec()?;
+    let pod = r.obj.pod_spec_of(r.container)?;
     let path = r.flag(F_CERT).filter(|p| !p.is_empty())?;
     let m = mount_for(pod, r.container, path)?;
     let vol = m.volume?;

@@ -10,14 +10,17 @@ pub(super) fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
     let all_routers = routers(g);
     let mut out = Vec::new();
     for obj in g.objects.iter().filter(|o| is_workload(o)) {
-        let Some(pod) = obj.pod_spec() else { continue };
+        if obj.pod_spec().is_none() {
+            continue;
+        }
         let mut tls = tls_by_ns.get(ns_of(obj)).cloned().unwrap_or_default();
         let mine: Vec<&RouterWorkload> = all_routers.iter().filter(|r| std::ptr::eq(r.obj, obj)).collect();
         tls.extend(mine.iter().filter_map(|r| router_tls_secret(r)));
         if tls.is_empty() {
             continue;
         }
-        let vol_tls = |name: &str| -> Option<String> {
+        // A container's volumes are its own pod spec's (an object may hold several).
+        let vol_tls = |pod: &Value, name: &str| -> Option<String> {
             let v = items(pod, "/volumes").find(|v| v.get("name").and_then(Value::as_str) == Some(name))?;
             volume_secrets(v)
                 .into_iter()
@@ -28,9 +31,10 @@ pub(super) fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
         let mut uses_tls = false;
         for (_, c) in obj.containers() {
             let cname = c.get("name").and_then(Value::as_str).unwrap_or("?");
+            let Some(pod) = obj.pod_spec_of(c) else { continue };
             for m in items(c, "/volumeMounts") {
                 let vname = m.get("name").and_then(Value::as_str).unwrap_or("");
-                let Some(secret) = vol_tls(vname) else { continue };
+                let Some(secret) = vol_tls(pod, vname) else { continue };
                 uses_tls = true;
                 let sub = m
                     .get("subPath")
@@ -76,6 +80,9 @@ pub(super) fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
                 r.flag(F_CERT).filter(|p| !p.is_empty()),
                 r.flag(F_KEY).filter(|p| !p.is_empty()),
             ) else {
+                continue;
+            };
+            let Some(pod) = obj.pod_spec_of(r.container) else {
                 continue;
             };
             let (Some(cm), Some(km)) = (mount_for(pod, r.container, cp), mount_for(pod, r.container, kp)) else {

@@ -34,7 +34,9 @@ pub(super) fn check_paths(ctx: &Ctx) -> Vec<Finding> {
             }
             (Some(_), Some(_)) => {}
         }
-        let Some(pod) = obj.pod_spec() else { continue };
+        let Some(pod) = obj.pod_spec_of(r.container) else {
+            continue;
+        };
         let tls = tls_by_ns.get(ns_of(obj)).cloned().unwrap_or_default();
         for (flag, path, want) in [
             (F_CERT, cert.unwrap_or(""), "tls.crt"),

@@ -100,7 +100,7 @@ pub(super) fn tls_secret_resolves(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
     let mut out = unreadable_chains(g);
     for obj in g.objects.iter().filter(|o| !o.prov.external) {
-        if let Some(pod) = obj.pod_spec() {
+        for pod in obj.pod_specs() {
             for vol in items(pod, "/volumes") {
                 let vname = vol.get("name").and_then(Value::as_str).unwrap_or("?");
                 let mut refs: Vec<(&str, bool)> = Vec::new();

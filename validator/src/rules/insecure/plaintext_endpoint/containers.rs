@@ -16,7 +16,7 @@ pub(super) fn containers(
     let ns = obj.namespace.as_deref();
     for (list, c) in obj.containers() {
         // Values of rendered Secrets this container reads: judged, never shown.
-        let secrets = router::secret_values(Some(ctx.graph), router::Pod::of(obj), c);
+        let secrets = router::secret_values(Some(ctx.graph), router::Pod::of_container(obj, c), c);
         let (mut my_roots, mut mine) = (Vec::new(), Vec::new());
         let (roots, out) = (&mut my_roots, &mut mine);
         let who = format!("{}: {} `{}`", obj.display(), list_word(list), container_name(c));
@@ -28,7 +28,7 @@ pub(super) fn containers(
             );
         }
         let mut dialed: Vec<String> = Vec::new();
-        for (place, cmds) in commands(Some(ctx.graph), router::Pod::of(obj), c) {
+        for (place, cmds) in commands(Some(ctx.graph), router::Pod::of_container(obj, c), c) {
             for cmd in cmds.iter().filter(|c| !c.prints()) {
                 // curl and wget take the URL as an argument, never as a flag's value.
                 let url_client = matches!(cmd.name(), "curl" | "wget");

@@ -112,7 +112,7 @@ pub(super) fn check_token(ctx: &Ctx) -> Vec<Finding> {
                     .with_cause(cause(src.key(&var)));
                 out.push(judged(f, &src));
             }
-            for (place, cmds) in commands_as_written(Some(ctx.graph), crate::router::Pod::of(obj), c) {
+            for (place, cmds) in commands_as_written(Some(ctx.graph), crate::router::Pod::of_container(obj, c), c) {
                 let in_place = if place.is_empty() {
                     "its command line".to_string()
                 } else {

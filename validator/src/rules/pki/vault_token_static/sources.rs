@@ -118,7 +118,7 @@ pub(super) fn secret_volume(obj: &Object, c: &Value, path: &str) -> Option<(Stri
         })
         .max_by_key(|(mp, _)| mp.len())?;
     let vol = obj
-        .pod_spec()?
+        .pod_spec_of(c)?
         .get("volumes")?
         .as_array()?
         .iter()
