@@ -11,7 +11,7 @@
 //!    template can forge).
 
 use super::manifests::{objects_of, parse_rendered_file, RenderedDoc, TemplateLines};
-use super::{MirrorCheck, ReleaseStatus};
+use super::{MirrorCheck, ReleaseStatus, RenderedFor};
 use crate::render::Provenance;
 use crate::stack::load;
 use crate::stack::loader::Inputs;
@@ -44,6 +44,8 @@ pub struct EnvRender {
     /// in a verdict only while a finding about each stands. Empty: nothing can explain it.
     #[serde(default)]
     pub render_blame: Vec<String>,
+    /// The cluster helm rendered for (`--kube-version`, `--api-versions`, the upgrade render).
+    pub rendered_for: RenderedFor,
 }
 
 /// How each release will be handled in this run.
@@ -488,6 +490,11 @@ pub fn render_env(
         render_error,
         render_blame,
         failed,
+        rendered_for: RenderedFor {
+            kube_version: kube_version(opts).unwrap_or_default(),
+            api_versions: opts.api_versions.clone(),
+            upgrade_rendered: Vec::new(),
+        },
     })
 }
 
@@ -814,6 +821,13 @@ fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path
     }
     for (name, value) in &r.set {
         cmd.arg("--set-json").arg(format!("{name}={value}"));
+    }
+    // The post-renderer helmfile would hand helm (a plugin, run on the rendered stream).
+    if let Some(p) = &r.post_renderer {
+        cmd.arg("--post-renderer").arg(&p.name);
+        for a in &p.args {
+            cmd.arg("--post-renderer-args").arg(a);
+        }
     }
     cmd.current_dir(work);
     run(
