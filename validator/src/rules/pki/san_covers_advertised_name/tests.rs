@@ -229,3 +229,28 @@ fn flags_in_both_forms_and_inside_shell_strings() {
     );
     assert_eq!(https_host("grpc.example.com:443"), None);
 }
+
+/// A listener with no hostname and a route with no hostnames: no listener name is judged, so the
+/// gRPC dial host is judged against that listener's certificate: covered is silent, a
+/// certificate for another name fires on the router's dial flag.
+#[test]
+fn a_dial_host_no_listener_name_judges_is_judged_against_the_listener() {
+    let text = fixture("silent-san-covers-advertised-name-grpc-at-gateway")
+        .replace("      hostname: \"grpc.workers.example.com\"\n", "")
+        .replace("  hostnames:\n    - \"grpc.workers.example.com\"\n", "");
+    assert!(!text.contains("hostname:") && !text.contains("hostnames:"), "{text}");
+    let f = run(SAN, &text);
+    assert!(f.is_empty(), "{}", messages(&f));
+    let other = text.replace(
+        "  dnsNames:\n    - \"grpc.workers.example.com\"",
+        "  dnsNames:\n    - \"other.workers.example.com\"",
+    );
+    let f = run(SAN, &other);
+    assert_eq!(f.len(), 1, "{}", messages(&f));
+    assert!(
+        f[0].message.contains("gRPC dial host grpc.workers.example.com")
+            && f[0].message.contains("ends TLS at listener `worker-grpc`"),
+        "{}",
+        f[0].message
+    );
+}
