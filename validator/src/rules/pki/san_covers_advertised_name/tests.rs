@@ -254,3 +254,27 @@ fn a_dial_host_no_listener_name_judges_is_judged_against_the_listener() {
         f[0].message
     );
 }
+
+/// Only a rendered `networking.k8s.io` Ingress is judged by its `spec.tls` hosts: the same
+/// uncovered host under an Ingress of the retired `extensions` group (schema-valid's business)
+/// or under a custom kind with a look-alike `spec.tls` is not an Ingress TLS host.
+#[test]
+fn only_networking_ingresses_have_tls_hosts() {
+    let text = fixture("fires-san-covers-advertised-name-ingress-tls-host");
+    assert_eq!(run(SAN, &text).len(), 1);
+    for (from, to) in [
+        (
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress",
+            "apiVersion: extensions/v1beta1\nkind: Ingress",
+        ),
+        (
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress",
+            "apiVersion: example.io/v1\nkind: Proxy",
+        ),
+    ] {
+        let near = text.replace(from, to);
+        assert_ne!(near, text);
+        let f = run(SAN, &near);
+        assert!(f.is_empty(), "{to}: {}", messages(&f));
+    }
+}
