@@ -428,3 +428,20 @@ fn a_dev_server_is_the_cause_of_its_clients_and_other_workloads_are_not() {
         "{shown:#?}"
     );
 }
+
+/// A release is an OpenBao/Vault server by its chart or by its values: a local chart whose values
+/// carry a server configuration with tls_disable is judged like the OpenBao chart.
+#[test]
+fn a_server_by_its_values_is_judged_whatever_its_chart() {
+    let mut r = rel("helmfile.yaml", 7, "vault", "vault", local("charts/vault"));
+    let config = "listener \"tcp\" {\n address = \"[::]:8200\"\n tls_disable = 1\n}";
+    r.values = json!({"global": {"tlsDisable": false}, "server": {"standalone": {"config": config}}});
+    let f = run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &[]);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].message.contains(
+            "(an OpenBao/Vault server by its values, not rendered): `server.standalone.config` sets tls_disable"
+        ),
+        "{f:#?}"
+    );
+}
