@@ -445,3 +445,14 @@ fn a_server_by_its_values_is_judged_whatever_its_chart() {
         "{f:#?}"
     );
 }
+
+/// A dial address in a container is reported at that container's line, even when an earlier
+/// container sets the same variable (to https://, silent).
+#[test]
+fn a_container_dial_is_reported_at_its_own_line() {
+    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: app}\nspec:\n  containers:\n  - name: a\n    image: quay.io/x/y:1.0.0\n    env: [{name: B_URL, value: 'https://same.example.com'}]\n  - name: b\n    image: quay.io/x/y:1.0.0\n    env: [{name: B_URL, value: 'http://same.example.com'}]\n";
+    let p = Policy::default();
+    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&graph("e", yaml), &p));
+    let lines: Vec<Option<usize>> = f.iter().map(|f| f.source.as_ref().and_then(|s| s.line)).collect();
+    assert_eq!(lines, [Some(11)], "{f:#?}");
+}
