@@ -456,3 +456,11 @@ fn a_container_dial_is_reported_at_its_own_line() {
     let lines: Vec<Option<usize>> = f.iter().map(|f| f.source.as_ref().and_then(|s| s.line)).collect();
     assert_eq!(lines, [Some(11)], "{f:#?}");
 }
+
+/// Free text yields its `http://` words, each once, and none from comment lines (`#`, `//`):
+/// a scheme-less `host:port` or any other word in prose is not read as a dial address.
+#[test]
+fn http_words_are_the_urls_of_non_comment_lines() {
+    let text = "# see http://a.example.com\n  // and http://b.example.com\nfetch http://c.example.com auth.nvcf.svc:9090 \"http://d.example.com\"\nretry http://c.example.com\n";
+    assert_eq!(http_words(text), ["http://c.example.com", "http://d.example.com"]);
+}
