@@ -464,3 +464,18 @@ fn http_words_are_the_urls_of_non_comment_lines() {
     let text = "# see http://a.example.com\n  // and http://b.example.com\nfetch http://c.example.com auth.nvcf.svc:9090 \"http://d.example.com\"\nretry http://c.example.com\n";
     assert_eq!(http_words(text), ["http://c.example.com", "http://d.example.com"]);
 }
+
+/// An `http://` URL inside a value of a configuration file (a command line in YAML) is a dial
+/// address, judged once however many values repeat it.
+#[test]
+fn urls_inside_configuration_values_are_judged_once() {
+    let yaml = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: app}\ndata:\n  app.yaml: |\n    notify:\n      command: curl -s http://hooks.example.com/x\n      retry: curl -s http://hooks.example.com/x\n";
+    let p = Policy::default();
+    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&graph("e", yaml), &p));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].message
+            .contains("key `app.yaml` (`notify.command`) dials `http://hooks.example.com/x`"),
+        "{f:#?}"
+    );
+}
