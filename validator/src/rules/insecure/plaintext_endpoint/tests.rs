@@ -350,17 +350,18 @@ fn worker_grpc_through_every_route_kind_and_target_port_form() {
 /// port stays silent. The backend is judged only when it is a core Service (a ServiceImport of
 /// the same name is not read as the Service); a Service the render lacks is judged by the port
 /// number (the router's gRPC port, 50071 by default); a route whose parent the render lacks
-/// counts as plaintext for a TCPRoute only (the others are `route-parent-resolves`' to report).
+/// (or names a listener the Gateway lacks) counts as plaintext for a TCPRoute only (the others
+/// are `route-parent-resolves`' to report).
 #[test]
 fn worker_grpc_by_each_sign_of_a_service_port_and_each_backend_form() {
     let p = Policy::default();
     let gw = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "nvcf"},
         "spec": {"gatewayClassName": "eg", "listeners": [{"name": "l", "protocol": "TCP", "port": 443}]}});
-    let found = |port: serde_json::Value, kind: &str, parent: &str, backend: serde_json::Value| {
+    let found = |port: serde_json::Value, kind: &str, parent: serde_json::Value, backend: serde_json::Value| {
         let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "nvcf"},
             "spec": {"selector": {"app": "b"}, "ports": [port]}});
         let route = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": kind, "metadata": {"name": "r", "namespace": "nvcf"},
-            "spec": {"parentRefs": [{"name": parent}], "rules": [{"backendRefs": [backend]}]}});
+            "spec": {"parentRefs": [parent], "rules": [{"backendRefs": [backend]}]}});
         let yaml = [&gw, &svc, &route]
             .map(|v| serde_json::to_string(v).unwrap())
             .join("\n---\n");
@@ -369,6 +370,7 @@ fn worker_grpc_by_each_sign_of_a_service_port_and_each_backend_form() {
         f.first().map(|f| f.message.clone())
     };
     let to_s = json!({"name": "s", "port": 9000});
+    let gw_ref = json!({"name": "gw"});
     for (port, grpc) in [
         (json!({"name": "grpc-edge", "port": 9000}), true),
         (json!({"name": "edge", "port": 9000, "targetPort": "grpc-x"}), true),
@@ -382,7 +384,7 @@ fn worker_grpc_by_each_sign_of_a_service_port_and_each_backend_form() {
             false,
         ),
     ] {
-        let m = found(port.clone(), "TCPRoute", "gw", to_s.clone());
+        let m = found(port.clone(), "TCPRoute", gw_ref.clone(), to_s.clone());
         assert_eq!(m.is_some(), grpc, "{port}: {m:?}");
         if let Some(m) = m {
             assert!(
@@ -393,10 +395,19 @@ fn worker_grpc_by_each_sign_of_a_service_port_and_each_backend_form() {
     }
     let grpc = json!({"name": "grpc-edge", "port": 9000});
     let import = json!({"kind": "ServiceImport", "name": "s", "port": 9000});
-    assert_eq!(found(grpc.clone(), "TCPRoute", "gw", import), None);
+    assert_eq!(found(grpc.clone(), "TCPRoute", gw_ref.clone(), import), None);
     let missing = |port: u16| json!({"name": "gone", "port": port});
-    assert!(found(grpc.clone(), "TCPRoute", "gw", missing(50071)).is_some());
-    assert_eq!(found(grpc.clone(), "TCPRoute", "gw", missing(8080)), None);
-    assert!(found(grpc.clone(), "TCPRoute", "no-such-gateway", to_s.clone()).is_some());
-    assert_eq!(found(grpc, "HTTPRoute", "no-such-gateway", to_s), None);
+    assert!(found(grpc.clone(), "TCPRoute", gw_ref.clone(), missing(50071)).is_some());
+    assert_eq!(found(grpc.clone(), "TCPRoute", gw_ref.clone(), missing(8080)), None);
+    assert!(found(
+        grpc.clone(),
+        "TCPRoute",
+        json!({"name": "no-such-gateway"}),
+        to_s.clone()
+    )
+    .is_some());
+    // A listener the parentRef names but the Gateway lacks: as unresolved.
+    let no_section = json!({"name": "gw", "sectionName": "other"});
+    assert!(found(grpc.clone(), "TCPRoute", no_section, json!({"name": "s", "port": 9000})).is_some());
+    assert_eq!(found(grpc, "HTTPRoute", json!({"name": "no-such-gateway"}), to_s), None);
 }
