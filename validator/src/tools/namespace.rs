@@ -251,7 +251,9 @@ impl Namespace {
         let n = self.counter.fetch_add(1, Ordering::Relaxed);
         let mut overlays = Vec::new();
         let mut writable_roots = Vec::new();
+        let mut layers = Vec::new();
         for r in &self.roots {
+            layers.push(r.spawns.join(n.to_string()));
             let (upper, work) = (r.spawns.join(format!("{n}/u")), r.spawns.join(format!("{n}/w")));
             for d in [&upper, &work] {
                 std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
@@ -291,6 +293,7 @@ impl Namespace {
         };
         Ok(Plan {
             _ns: self.clone(),
+            layers,
             uid_map: format!("{0} {0} 1\n", self.uid).into_bytes(),
             gid_map: format!("{0} {0} 1\n", self.gid).into_bytes(),
             overlays,
@@ -329,6 +332,11 @@ impl Namespace {
 /// Everything one child does, prepared by the parent.
 struct Plan {
     _ns: Arc<Namespace>,
+    /// This child's overlay layers (upper and work directories) in the scratch directory:
+    /// removed when the command that holds the plan is dropped (after the child was waited for),
+    /// so what one command wrote is deleted while the others still run, not all at the end of the
+    /// run (deleting is slow on some file systems, e.g. ext4 with `discard`).
+    layers: Vec<PathBuf>,
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
     overlays: Vec<(CString, CString)>,
@@ -364,6 +372,23 @@ fn write_proc(path: &std::ffi::CStr, data: &[u8]) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+impl Drop for Plan {
+    /// Runs in the parent only: the child execs (or exits) without running destructors. The
+    /// standard library waits for every child it starts with `output`/`status`, and nothing here
+    /// spawns one without waiting, so the command that held this plan has ended.
+    fn drop(&mut self) {
+        for l in &self.layers {
+            // Overlayfs leaves its `work/work` directory without permissions: give them back first.
+            let inner = l.join("w/work");
+            if inner.is_dir() {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(&inner, std::fs::Permissions::from_mode(0o700));
+            }
+            let _ = std::fs::remove_dir_all(l);
+        }
+    }
 }
 
 impl Plan {
@@ -446,6 +471,44 @@ impl Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A command's writes land in its own overlay layer, which goes when the command does (not
+    /// at the end of the run), and never reach the real directory.
+    #[test]
+    fn what_a_command_wrote_goes_with_the_command() {
+        if !crate::testkit::require("user and mount namespaces with overlayfs", available()) {
+            return;
+        }
+        let scratch = tempfile::tempdir().unwrap();
+        let fronts = scratch.path().join("fronts");
+        std::fs::create_dir_all(&fronts).unwrap();
+        let ns = Arc::new(Namespace::new(scratch.path(), &fronts, &[]).unwrap());
+        assert!(!ns.roots.is_empty(), "no overlay for TMPDIR");
+        let layers = || -> usize {
+            ns.roots
+                .iter()
+                .map(|r| std::fs::read_dir(&r.spawns).unwrap().count())
+                .sum()
+        };
+        let tmp = std::env::temp_dir().join(format!("nvcf-layer-test-{}", std::process::id()));
+        let mut c = Command::new("/bin/sh");
+        c.arg("-c")
+            .arg("echo written > \"$1\" && cat \"$1\"")
+            .arg("sh")
+            .arg(&tmp);
+        ns.confine(&mut c, &[]);
+        let out = c.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "written\n");
+        assert_eq!(
+            layers(),
+            ns.roots.len(),
+            "one layer per overlay while the command is held"
+        );
+        drop(c);
+        assert_eq!(layers(), 0, "the command's layers outlived it");
+        assert!(!tmp.exists(), "the write reached the real {}", tmp.display());
+    }
 
     #[test]
     fn mountinfo_escapes_and_overlayable_dirs() {

@@ -83,4 +83,43 @@ mod tests {
         assert_eq!(f[0].release.as_deref(), Some("nvcf/empty"));
         assert!(f[0].message.contains("rendered no objects"), "{}", f[0].message);
     }
+
+    /// The finding points at the release's declaration: the one with the same namespace AND name
+    /// (a namesake in another namespace, or another release of the namespace, is not it).
+    #[test]
+    fn the_finding_points_at_the_release_declared_with_that_namespace_and_name() {
+        use crate::testkit::{local, rel, state};
+        let g = crate::testkit::graph("e", "");
+        let p = Policy::default();
+        let st = [status("empty", true, true, 0)];
+        let declared = state(
+            vec![
+                rel("helmfile.yaml", 3, "other", "empty", local("charts/x")),
+                rel("helmfile.yaml", 7, "nvcf", "full", local("charts/x")),
+                rel("helmfile.yaml", 11, "nvcf", "empty", local("charts/x")),
+            ],
+            Vec::new(),
+        );
+        let ctx = Ctx {
+            status: &st,
+            state: Some(&declared),
+            ..crate::testkit::ctx(&g, &p)
+        };
+        let f = release_renders_nothing(&ctx);
+        assert_eq!(f.len(), 1, "{f:#?}");
+        let src = f[0].source.as_ref().expect("the declaration's file and line");
+        assert_eq!((src.file.as_str(), src.line), ("helmfile.yaml", Some(11)), "{f:#?}");
+        // Not declared in the state (a `--manifests` run): no location, still the finding.
+        let undeclared = state(
+            vec![rel("helmfile.yaml", 3, "other", "empty", local("charts/x"))],
+            Vec::new(),
+        );
+        let f = release_renders_nothing(&Ctx {
+            status: &st,
+            state: Some(&undeclared),
+            ..crate::testkit::ctx(&g, &p)
+        });
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(f[0].source.is_none(), "{f:#?}");
+    }
 }

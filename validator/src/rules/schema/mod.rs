@@ -1,6 +1,8 @@
 //! The schema family: what the API server would refuse, refused before apply.
 
 mod schema_valid;
+#[cfg(test)]
+mod tests;
 
 use super::{Rule, Scope};
 use crate::finding::Severity;
