@@ -10,6 +10,7 @@ use crate::pipeline;
 use crate::policy::{Policy, DEFAULT_POLICY_FILE};
 use crate::render::helmfile::EnvRender;
 use crate::render::manifests::{read_manifests, RenderedDoc};
+use crate::render::RenderedFor;
 use crate::report::{EnvReport, Report};
 use crate::rules::{self, Ctx, Scope};
 use crate::schema::SchemaSet;
@@ -94,13 +95,37 @@ fn load_policy(args: &CheckArgs) -> Result<Policy> {
 }
 
 pub fn check(args: &CheckArgs) -> Result<Report> {
-    run(args).map(|(report, _)| report)
+    run(args).map(|(report, _, _)| report)
+}
+
+/// Like `check`, and also the objects each environment's rules judged, with the cluster helm
+/// rendered them for (`check --objects`).
+pub fn check_objects(args: &CheckArgs) -> Result<(Report, Vec<crate::report::objects::Judged>)> {
+    let (report, graphs, rendered_for) = run(args)?;
+    let judged = report
+        .environments
+        .iter()
+        .zip(graphs.into_iter().zip(rendered_for))
+        .map(|(e, (graph, rendered_for))| crate::report::objects::Judged {
+            name: e.name.clone(),
+            graph,
+            rendered_for,
+        })
+        .collect();
+    Ok((report, judged))
 }
 
 /// Like `check`, and also each environment's graph next to its findings (for `graph` and the
 /// diagrams of the markdown report).
 pub fn check_graphs(args: &CheckArgs) -> Result<(Report, Vec<EnvGraph>)> {
-    let (report, graphs) = run(args)?;
+    let (report, graphs, _) = run(args)?;
+    let out = env_graphs(&report, graphs);
+    Ok((report, out))
+}
+
+/// Each environment's graph next to its findings, from a check's report and graphs (in the
+/// order of the report's environments).
+pub fn env_graphs(report: &Report, graphs: Vec<Graph>) -> Vec<EnvGraph> {
     let mut out: Vec<EnvGraph> = report
         .environments
         .iter()
@@ -117,18 +142,18 @@ pub fn check_graphs(args: &CheckArgs) -> Result<(Report, Vec<EnvGraph>)> {
             e.findings.push(f.clone());
         }
     }
-    Ok((report, out))
+    out
 }
 
 /// The whole pipeline: load, render, one graph per environment, rules, sink. The graphs come
-/// back in the order of the report's environments.
-fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
+/// back in the order of the report's environments, each with the cluster it was rendered for.
+fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>, Vec<RenderedFor>)> {
     let policy = load_policy(args)?;
     let overrides = Overrides::new(&policy, &args.deny, &args.warn, &args.allow)?;
     let now = args.now.unwrap_or_else(time::OffsetDateTime::now_utc);
     let schemas = load_schemas(args, &policy, &overrides)?;
 
-    let (mut findings, environments, graphs, needs) = match &args.manifests {
+    let (mut findings, environments, graphs, needs, rendered_for) = match &args.manifests {
         Some(path) => {
             let docs = read_manifests(path, "")?;
             if docs.is_empty() {
@@ -154,7 +179,7 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
                 render_error: None,
                 schema_coverage: schemas.as_ref().map(|s| s.for_graph(&graph).coverage(&graph)),
             };
-            (f, vec![env], vec![graph], Vec::new())
+            (f, vec![env], vec![graph], Vec::new(), vec![RenderedFor::default()])
         }
         None => {
             let opts = Options {
@@ -274,11 +299,12 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>)> {
         }
         .into());
     }
-    Ok((Report { environments, findings }, graphs))
+    Ok((Report { environments, findings }, graphs, rendered_for))
 }
 
-/// Findings, environment reports, graphs, and what is left to answer for, of a stack's check.
-type Checked = (Vec<Finding>, Vec<EnvReport>, Vec<Graph>, Vec<Need>);
+/// Findings, environment reports, graphs, what is left to answer for, and the cluster each
+/// environment was rendered for, of a stack's check.
+type Checked = (Vec<Finding>, Vec<EnvReport>, Vec<Graph>, Vec<Need>, Vec<RenderedFor>);
 
 /// Run the state rules and object rules of every rendered environment.
 fn check_stack(
@@ -292,6 +318,7 @@ fn check_stack(
     let mut envs = Vec::new();
     let mut graphs = Vec::new();
     let mut needs = Vec::new();
+    let mut rendered = Vec::new();
     let mut texts: HashMap<String, std::sync::Arc<str>> = HashMap::new();
     for r in renders {
         let EnvRender {
@@ -301,7 +328,9 @@ fn check_stack(
             render_error,
             failed,
             render_blame,
+            rendered_for,
         } = r;
+        rendered.push(rendered_for);
         // What was not judged and must be answered for by a finding (see `run`).
         let env = state.name.clone();
         if let Some(err) = &render_error {
@@ -358,7 +387,7 @@ fn check_stack(
         });
         graphs.push(graph);
     }
-    Ok((findings, envs, graphs, needs))
+    Ok((findings, envs, graphs, needs, rendered))
 }
 
 /// The schemas `schema-valid` needs, loaded once per run; `None` when the rule is turned off

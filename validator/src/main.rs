@@ -93,6 +93,11 @@ struct Check {
     /// Exit 2 when an installed release was not rendered (use it to gate an apply).
     #[arg(long)]
     require_rendered: bool,
+    /// Also write the objects the rules judged, per environment, with the Kubernetes version and
+    /// API versions helm rendered them for, to FILE (JSON, schema nvcf-validate/objects/v1).
+    /// Written when the run ends in a verdict (exit 0 or 1); removed when it cannot validate.
+    #[arg(long, value_name = "FILE")]
+    objects: Option<PathBuf>,
 }
 
 fn main() {
@@ -169,11 +174,17 @@ fn check(c: &Check) -> i32 {
             require_rendered: c.require_rendered,
             now,
         };
-        // The markdown report (a PR comment) also shows where its findings sit on each picture.
-        let checked = if c.format == Format::Markdown {
-            engine::check_graphs(&args).map(|(r, g)| (r, Some(g)))
+        // The markdown report (a PR comment) also shows where its findings sit on each picture;
+        // --objects writes what the rules judged.
+        let checked = if c.format == Format::Markdown || c.objects.is_some() {
+            engine::check_objects(&args).map(|(r, judged)| {
+                let objects = c.objects.as_ref().map(|_| report::objects::document(&judged));
+                let graphs = (c.format == Format::Markdown)
+                    .then(|| engine::env_graphs(&r, judged.into_iter().map(|j| j.graph).collect()));
+                (r, graphs, objects)
+            })
         } else {
-            engine::check(&args).map(|r| (r, None))
+            engine::check(&args).map(|r| (r, None, None))
         };
         checked.map_err(|e| {
             let cause = format!("could not validate {}: {e:#}", engine::describe(&args));
@@ -186,17 +197,36 @@ fn check(c: &Check) -> i32 {
     // Every run writes a report, exit 2 included: what was validated (the environments that
     // loaded, with their findings, and those that failed, with their error), or an empty one that
     // says why, so a workflow never uploads a stale report from an earlier run.
-    let (report, graphs, ctx) = match outcome {
-        Ok((r, g)) => (r, g, report::Context::new(&base, None)),
+    let (report, graphs, objects, ctx) = match outcome {
+        Ok((r, g, o)) => (r, g, o, report::Context::new(&base, None)),
         Err(Failed::Plain(cause)) => {
             eprintln!("nvcf-validate: {cause}");
-            (report::empty(), None, report::Context::new(&base, Some(cause)))
+            (report::empty(), None, None, report::Context::new(&base, Some(cause)))
         }
         Err(Failed::Partial(r, cause)) => {
             eprintln!("nvcf-validate: {cause}");
-            (r, None, report::Context::new(&base, Some(cause)))
+            (r, None, None, report::Context::new(&base, Some(cause)))
         }
     };
+    // The judged objects exist only for a run that ended in a verdict: never leave an earlier
+    // run's file behind for one that did not.
+    if let Some(path) = &c.objects {
+        let written = match &objects {
+            Some(doc) => report::write_atomically(path, |w: &mut dyn Write| {
+                serde_json::to_writer(&mut *w, doc).map_err(std::io::Error::from)
+            }),
+            None => match std::fs::remove_file(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(format!("cannot remove {}: {e}", path.display()))
+                }
+                _ => Ok(()),
+            },
+        };
+        if let Err(e) = written {
+            eprintln!("nvcf-validate: --objects: {e}");
+            return 2;
+        }
+    }
     let color = c.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let write = |w: &mut dyn Write| match &graphs {
         // The diagrams go in only where they fit under the comment's size budget.

@@ -217,6 +217,7 @@ fn failed_env(inputs: &Inputs, env: &str, e: anyhow::Error) -> EnvRender {
         render_error: Some(crate::stack::failure::explain(&e, inputs, env)),
         failed: Vec::new(),
         render_blame: Vec::new(),
+        rendered_for: Default::default(),
     }
 }
 
@@ -291,6 +292,7 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
         return Ok(install);
     }
     let asking: Vec<String> = again.releases.iter().map(crate::stack::Release::id).collect();
+    install.rendered_for.upgrade_rendered = asking.clone();
     let mut opts = inputs.opts.clone();
     opts.is_upgrade = true;
     let upgrade_inputs = Inputs { opts: &opts, ..*inputs };

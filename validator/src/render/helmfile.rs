@@ -11,7 +11,7 @@
 //!    template can forge).
 
 use super::manifests::{objects_of, parse_rendered_file, RenderedDoc, TemplateLines};
-use super::{MirrorCheck, ReleaseStatus};
+use super::{MirrorCheck, ReleaseStatus, RenderedFor};
 use crate::render::Provenance;
 use crate::stack::load;
 use crate::stack::loader::Inputs;
@@ -44,6 +44,8 @@ pub struct EnvRender {
     /// in a verdict only while a finding about each stands. Empty: nothing can explain it.
     #[serde(default)]
     pub render_blame: Vec<String>,
+    /// The cluster helm rendered for (`--kube-version`, `--api-versions`, the upgrade render).
+    pub rendered_for: RenderedFor,
 }
 
 /// How each release will be handled in this run.
@@ -488,6 +490,11 @@ pub fn render_env(
         render_error,
         render_blame,
         failed,
+        rendered_for: RenderedFor {
+            kube_version: kube_version(opts).unwrap_or_default(),
+            api_versions: opts.api_versions.clone(),
+            upgrade_rendered: Vec::new(),
+        },
     })
 }
 

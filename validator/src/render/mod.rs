@@ -73,6 +73,21 @@ impl ReleaseStatus {
     }
 }
 
+/// What helm was told about the cluster for an environment's render, as `helmfile apply`'s helm
+/// learns it from the API server: what `check --objects` records beside the objects judged, so a
+/// render outside the gate can be made for the same cluster (`tests/apply_oracle.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RenderedFor {
+    /// helm's `--kube-version` (`v1.35.0`); empty when none was given.
+    pub kube_version: String,
+    /// helm's `--api-versions` (group/version and group/version/kind), sorted.
+    pub api_versions: Vec<String>,
+    /// The releases (`namespace/name`) also rendered with `--is-upgrade` and compared with their
+    /// install render (a difference is a `render-depends-on-cluster` finding).
+    pub upgrade_rendered: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MirrorCheck {
     pub tarball: String,

@@ -7,6 +7,7 @@ pub mod human;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub mod objects;
 pub mod sarif;
 pub mod text;
 pub mod uri;

@@ -1,0 +1,592 @@
+//! The differential oracle (issue 23): the objects the gate judges are the objects helm would
+//! send to the API server.
+//!
+//! For every realworld shape (`tests/realworld/`) the gate ends in a verdict on (exit 0 or 1), and
+//! for this repository's stack in each environment, the gate runs sealed (`check --offline
+//! --objects FILE`) and writes the objects its rules judged with the cluster it rendered them for.
+//! Then the real helmfile and helm run OUTSIDE the seal, as `helmfile apply` runs them: `helmfile
+//! template` of the releases the gate rendered, to standard output (the stream helm hands a
+//! post-renderer and the API client, not `--output-dir`'s files), with the same `--kube-version`
+//! and `--api-versions`. Its stream is read by helm itself (`fuzz/helm_oracle.rs`: helm's
+//! `SplitManifests` and `sigs.k8s.io/yaml`), and each document with a top-level `items` list is
+//! taken as its items, as the API client creates them. Normalised (document order, key order,
+//! comments and number spelling do not count), the two sides must be equal document by document;
+//! a difference fails naming the shape, environment, object and the first differing path.
+//!
+//! Where the gate also rendered a release as an upgrade (`.Release.IsUpgrade`), helm renders it
+//! with `--is-upgrade` too: when that differs from what the gate judged, the gate's report must
+//! carry `render-depends-on-cluster` for the release (only the install render is judged).
+//!
+//! Remote charts are not rendered offline (the gate reports them as not rendered): they are
+//! outside this comparison. Its runtime is printed (`cargo test --test apply_oracle --
+//! --nocapture`).
+
+mod support;
+
+#[path = "fuzz/helm_oracle.rs"]
+mod helm_oracle;
+
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use support::{copy_dir, path_with_tools, repo, tool};
+
+/// One stack the oracle compares: where it is, the gate's extra arguments and environment.
+struct Case {
+    name: String,
+    dir: PathBuf,
+    /// `--file` as the gate and helmfile are given it (relative to `dir`).
+    file: String,
+    args: Vec<String>,
+    env: Vec<(String, String)>,
+}
+
+/// The gate's side of one environment.
+#[derive(Clone)]
+struct GateEnv {
+    name: String,
+    kube_version: String,
+    api_versions: Vec<String>,
+    upgrade_rendered: Vec<String>,
+    objects: Vec<(String, Value)>,
+    /// Releases the gate rendered (`namespace/name`, namespace empty when the state sets none).
+    rendered: Vec<(String, String)>,
+}
+
+/// A shape's `expect` file: its `args:` and `env:` lines (the checks are `realworld.rs`'s).
+fn case_of(shape: &Path, scratch: &Path) -> Case {
+    let name = shape.file_name().unwrap().to_string_lossy().into_owned();
+    let dir = scratch.join(&name).join("stack");
+    copy_dir(&shape.join("stack"), &dir);
+    let outside = scratch.join(&name).join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let mut args = Vec::new();
+    let mut env = vec![("REALWORLD_OUTSIDE".to_string(), outside.display().to_string())];
+    for line in std::fs::read_to_string(shape.join("expect"))
+        .unwrap()
+        .lines()
+        .map(str::trim)
+    {
+        if let Some(v) = line.strip_prefix("args:") {
+            args.extend(v.split_whitespace().map(str::to_string));
+        } else if let Some(v) = line.strip_prefix("env:") {
+            let (a, b) = v.trim().split_once('=').unwrap();
+            env.push((a.into(), b.into()));
+        }
+    }
+    let mut file = ".".to_string();
+    if let Some(i) = args.iter().position(|a| a == "--file" || a == "-f") {
+        file = args[i + 1].clone();
+        args.drain(i..=i + 1);
+    }
+    Case {
+        name,
+        dir,
+        file,
+        args,
+        env,
+    }
+}
+
+/// Run the gate sealed; `None` (and why) when it ended without a verdict.
+fn gate(case: &Case, scratch: &Path) -> Result<(Vec<GateEnv>, Value), String> {
+    let objects = scratch.join(format!("{}.objects.json", case.name));
+    let home = scratch.join(format!("{}.home", case.name));
+    std::fs::create_dir_all(&home).unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
+    c.current_dir(&case.dir)
+        .args([
+            "check",
+            "--offline",
+            "--no-cache",
+            "--format",
+            "json",
+            "--file",
+            &case.file,
+        ])
+        .arg("--objects")
+        .arg(&objects)
+        .args(&case.args)
+        .env("PATH", path_with_tools())
+        .env("HOME", &home)
+        .env("NVCF_VALIDATE_NOW", support::run::NOW)
+        .env_remove("NVCF_HELM")
+        .env_remove("NVCF_HELMFILE");
+    for (k, v) in &case.env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    if code != 0 && code != 1 {
+        return Err(format!("no verdict (exit {code})"));
+    }
+    let report: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("report: {e}"))?;
+    let doc: Value = serde_json::from_slice(&std::fs::read(&objects).map_err(|e| format!("--objects file: {e}"))?)
+        .map_err(|e| format!("--objects file: {e}"))?;
+    assert_eq!(doc["schema"], "nvcf-validate/objects/v1");
+    let strs = |v: &Value| -> Vec<String> {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut envs = Vec::new();
+    for e in doc["environments"].as_array().unwrap() {
+        let name = e["name"].as_str().unwrap().to_string();
+        let rep = report["environments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name.as_str())
+            .unwrap_or_else(|| panic!("{}: environment {name} is not in the report", case.name));
+        let rendered = rep["releases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["rendered"] == true)
+            .map(|r| {
+                assert!(r["mirror"].is_null(), "{}: a mirror render offline: {r}", case.name);
+                (
+                    r["namespace"].as_str().unwrap().to_string(),
+                    r["name"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        envs.push(GateEnv {
+            name,
+            kube_version: e["kubeVersion"].as_str().unwrap().to_string(),
+            api_versions: strs(&e["apiVersions"]),
+            upgrade_rendered: strs(&e["upgradeRendered"]),
+            objects: e["objects"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| (o["release"].as_str().unwrap_or("").to_string(), o["object"].clone()))
+                .collect(),
+            rendered,
+        });
+    }
+    Ok((envs, report))
+}
+
+/// helmfile outside the seal, as the operator runs it for `env`.
+fn helmfile(case: &Case, env: &GateEnv) -> Command {
+    let mut c = Command::new(tool("helmfile"));
+    // `--file .` is the gate's spelling of "as helmfile finds it here" (helmfile itself would
+    // read `.` as a state file): the operator runs `helmfile apply` without `--file` then.
+    if case.file != "." {
+        c.args(["--file", &case.file]);
+    }
+    c.current_dir(&case.dir)
+        .args(["--environment", &env.name])
+        .env("PATH", path_with_tools())
+        .env_remove("NVCF_HELM")
+        .env_remove("NVCF_HELMFILE");
+    for (k, v) in &case.env {
+        c.env(k, v);
+    }
+    c
+}
+
+/// The selectors of the releases the gate rendered, as helmfile itself lists them (`helmfile
+/// list` of those releases by name and namespace): one helmfile does not list there is one the
+/// state gives no namespace (the gate reports it in helm's default), selected by name.
+fn selectors(case: &Case, env: &GateEnv) -> Result<Vec<(String, String)>, String> {
+    let mut c = helmfile(case, env);
+    for (ns, name) in &env.rendered {
+        c.arg("--selector").arg(format!("name={name},namespace={ns}"));
+    }
+    let out = c
+        .args(["--allow-no-matching-release", "list", "--output", "json"])
+        .output()
+        .map_err(|e| format!("cannot run helmfile: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "helmfile list failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let listed: Vec<Value> = match text.trim() {
+        "" => Vec::new(),
+        t => serde_json::from_str(t).map_err(|e| format!("helmfile list: {e}: {t}"))?,
+    };
+    let has = |ns: &str, name: &str| listed.iter().any(|l| l["name"] == name && l["namespace"] == ns);
+    Ok(env
+        .rendered
+        .iter()
+        .map(|(ns, name)| match has(ns, name) {
+            true => (ns.clone(), name.clone()),
+            false => (String::new(), name.clone()),
+        })
+        .collect())
+}
+
+/// `helmfile template` of `releases` outside the seal, as apply's helm renders them: its stdout.
+fn helmfile_stream(case: &Case, env: &GateEnv, releases: &[(String, String)], upgrade: bool) -> Result<String, String> {
+    let mut c = helmfile(case, env);
+    for (ns, name) in releases {
+        let sel = match ns.is_empty() {
+            true => format!("name={name}"),
+            false => format!("name={name},namespace={ns}"),
+        };
+        c.arg("--selector").arg(sel);
+    }
+    c.args([
+        "--allow-no-matching-release",
+        "template",
+        "--include-crds",
+        "--skip-deps",
+    ]);
+    if !env.kube_version.is_empty() {
+        c.args(["--kube-version", &env.kube_version]);
+    }
+    let mut helm: Vec<String> = env.api_versions.iter().map(|a| format!("--api-versions={a}")).collect();
+    if upgrade {
+        helm.push("--is-upgrade".into());
+    }
+    if !helm.is_empty() {
+        c.arg("--args").arg(helm.join(" "));
+    }
+    let out = c.output().map_err(|e| format!("cannot run helmfile: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "helmfile template failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    String::from_utf8(out.stdout).map_err(|e| e.to_string())
+}
+
+/// The objects of a stream as the API client creates them: helm's reading of each document,
+/// an `items` list taken as its items.
+fn api_objects(docs: Vec<Value>) -> Vec<Value> {
+    let mut out = Vec::new();
+    for d in docs {
+        match d.get("items").and_then(Value::as_array) {
+            Some(items) => out.extend(api_objects(items.clone())),
+            None => out.push(d),
+        }
+    }
+    out
+}
+
+/// Which object a document is: apiVersion, kind, namespace (as written), name.
+fn key(v: &Value) -> String {
+    let s = |p: &str| v.pointer(p).and_then(Value::as_str).unwrap_or("").to_string();
+    format!(
+        "{} {} {}/{}",
+        s("/apiVersion"),
+        s("/kind"),
+        s("/metadata/namespace"),
+        s("/metadata/name")
+    )
+}
+
+/// The first path where `a` and `b` differ (key order and number spelling aside), or `None`.
+fn first_difference(a: &Value, b: &Value, path: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let mut keys: Vec<&String> = x.keys().chain(y.keys()).collect();
+            keys.sort();
+            keys.dedup();
+            keys.into_iter().find_map(|k| {
+                let p = format!("{path}/{k}");
+                match (x.get(k), y.get(k)) {
+                    (Some(u), Some(v)) => first_difference(u, v, &p),
+                    _ => Some(p),
+                }
+            })
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            if x.len() != y.len() {
+                return Some(format!("{path} (length {} and {})", x.len(), y.len()));
+            }
+            x.iter()
+                .zip(y)
+                .enumerate()
+                .find_map(|(i, (u, v))| first_difference(u, v, &format!("{path}/{i}")))
+        }
+        (Value::Number(x), Value::Number(y)) => (x.as_f64() != y.as_f64()).then(|| path.to_string()),
+        _ => (a != b).then(|| if path.is_empty() { "/".into() } else { path.to_string() }),
+    }
+}
+
+/// Compare two sets of objects document by document; the disagreements, each naming the object
+/// and the first differing path.
+fn compare(gate: &[Value], helm: &[Value]) -> Vec<String> {
+    let mut by_key: BTreeMap<String, (Vec<&Value>, Vec<&Value>)> = BTreeMap::new();
+    for g in gate {
+        by_key.entry(key(g)).or_default().0.push(g);
+    }
+    for h in helm {
+        by_key.entry(key(h)).or_default().1.push(h);
+    }
+    let mut out = Vec::new();
+    for (k, (g, h)) in by_key {
+        if g.len() != h.len() {
+            out.push(format!(
+                "{k}: helm sends it {} time(s), the gate judged it {} time(s)",
+                h.len(),
+                g.len()
+            ));
+            continue;
+        }
+        // Same key twice (one object rendered by two releases): pair them in the order each side
+        // has them, unless another pairing makes them equal.
+        let mut unmatched: Vec<&Value> = h.clone();
+        for gv in &g {
+            match unmatched.iter().position(|hv| first_difference(gv, hv, "").is_none()) {
+                Some(i) => {
+                    unmatched.remove(i);
+                }
+                None => {
+                    let d = first_difference(gv, unmatched[0], "").unwrap_or_default();
+                    out.push(format!("{k}: differs first at {d}"));
+                    unmatched.remove(0);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// helm's reading of every stream (name, text) in one helm run.
+fn helm_read(streams: &[(String, String)]) -> Result<Vec<Vec<Value>>, String> {
+    let texts: Vec<(String, Vec<u8>)> = streams
+        .iter()
+        .map(|(n, t)| (n.clone(), t.as_bytes().to_vec()))
+        .collect();
+    let readings = helm_oracle::helm_reads(&tool("helm"), &texts)?;
+    readings
+        .into_iter()
+        .zip(streams)
+        .map(|(r, (n, _))| match r {
+            helm_oracle::Reading::Docs(d) => Ok(d.iter().map(|j| serde_json::from_str(j).unwrap()).collect()),
+            helm_oracle::Reading::Refused(why) => Err(format!("helm cannot read the stream of {n}: {why}")),
+        })
+        .collect()
+}
+
+/// Compare one case; its disagreements and the number of objects compared, or (`Err`) why the
+/// gate ended without a verdict (nothing to compare).
+fn oracle(case: &Case, scratch: &Path) -> Result<(Vec<String>, usize), String> {
+    let (envs, report) = gate(case, scratch)?;
+    Ok(match compare_case(case, &envs, &report) {
+        Ok(r) => r,
+        Err(e) => (vec![format!("{}: {e}", case.name)], 0),
+    })
+}
+
+/// The comparison of a case the gate judged: its disagreements and the number of objects
+/// compared, or (`Err`) why helm outside the seal could not render what the gate judged.
+fn compare_case(case: &Case, envs: &[GateEnv], report: &Value) -> Result<(Vec<String>, usize), String> {
+    let mut fails = Vec::new();
+    let mut compared = 0;
+    let mut streams = Vec::new();
+    // (environment, release, stream index) of each upgrade render.
+    let mut upgrades = Vec::new();
+    for env in envs {
+        let stream = match env.rendered.is_empty() {
+            true => String::new(),
+            false => selectors(case, env)
+                .and_then(|sel| helmfile_stream(case, env, &sel, false))
+                .map_err(|e| format!("{}: {e}", env.name))?,
+        };
+        streams.push((format!("{}__{}.yaml", case.name, env.name), stream));
+        for id in &env.upgrade_rendered {
+            let (ns, name) = id.split_once('/').unwrap();
+            let one = GateEnv {
+                rendered: vec![(ns.to_string(), name.to_string())],
+                ..env.clone()
+            };
+            let rel = selectors(case, &one).map_err(|e| format!("{}: {e}", env.name))?;
+            let s = helmfile_stream(case, env, &rel, true).map_err(|e| format!("{}: {id}: {e}", env.name))?;
+            upgrades.push((env.name.clone(), id.clone(), streams.len()));
+            streams.push((format!("{}__{}__{}-{}.upgrade.yaml", case.name, env.name, ns, name), s));
+        }
+    }
+    let read = helm_read(&streams)?;
+    let mut i = 0;
+    for env in envs {
+        let helm = api_objects(read[i].clone());
+        let gate: Vec<Value> = env.objects.iter().map(|(_, o)| o.clone()).collect();
+        compared += gate.len();
+        for f in compare(&gate, &helm) {
+            fails.push(format!("{}: environment {}: {f}", case.name, env.name));
+        }
+        i += 1 + env.upgrade_rendered.len();
+    }
+    for (env_name, id, at) in upgrades {
+        let env = envs.iter().find(|e| e.name == env_name).unwrap();
+        let judged: Vec<Value> = env
+            .objects
+            .iter()
+            .filter(|(r, _)| *r == id)
+            .map(|(_, o)| o.clone())
+            .collect();
+        let upgrade = api_objects(read[at].clone());
+        let differs = !compare(&judged, &upgrade).is_empty();
+        let reported = report["findings"].as_array().unwrap().iter().any(|f| {
+            f["rule"] == "render-depends-on-cluster"
+                && f["environment"] == env_name.as_str()
+                && f["release"] == id.as_str()
+        });
+        if differs && !reported {
+            fails.push(format!(
+                "{}: environment {env_name}: release {id}: helm's upgrade render differs from the judged install \
+                 render and the report has no render-depends-on-cluster finding for it",
+                case.name
+            ));
+        }
+    }
+    Ok((fails, compared))
+}
+
+#[test]
+fn the_gate_judges_what_helm_sends() {
+    let started = std::time::Instant::now();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = repo().join("validator/tests/realworld");
+    let mut shapes: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("expect").is_file())
+        .collect();
+    shapes.sort();
+    let mut cases: Vec<Case> = shapes.iter().map(|s| case_of(s, scratch.path())).collect();
+    cases.push(Case {
+        name: "stack".into(),
+        dir: repo(),
+        file: "helmfile.yaml".into(),
+        args: Vec::new(),
+        env: Vec::new(),
+    });
+    let mut fails = Vec::new();
+    let mut compared = Vec::new();
+    let mut skipped = Vec::new();
+    // While working on a shape: REALWORLD_ONLY=<part of its name> (or `stack`).
+    let only = std::env::var("REALWORLD_ONLY").ok();
+    if let Some(only) = &only {
+        cases.retain(|c| c.name.contains(only.as_str()));
+        assert!(!cases.is_empty(), "REALWORLD_ONLY={only:?} matches no case");
+    }
+    for case in &cases {
+        match oracle(case, scratch.path()) {
+            Ok((f, n)) => {
+                fails.extend(f);
+                compared.push(format!("{} ({n} objects)", case.name));
+            }
+            Err(why) if case.name == "stack" => fails.push(format!("stack: {why}")),
+            Err(why) => skipped.push(format!("{}: {}", case.name, why.lines().next().unwrap_or(""))),
+        }
+    }
+    eprintln!(
+        "apply oracle: {} stacks compared, {} without a verdict, in {:.1} s\ncompared: {}\nskipped: {}",
+        compared.len(),
+        skipped.len(),
+        started.elapsed().as_secs_f64(),
+        compared.join(", "),
+        skipped.join("; ")
+    );
+    // Every shape with a verdict and the stack were compared: a run that compares little passes
+    // nothing.
+    if only.is_none() {
+        assert!(
+            compared.iter().any(|c| c.starts_with("stack ")),
+            "the stack was not compared"
+        );
+        assert!(
+            compared.len() >= 20,
+            "only {} stacks compared: {compared:?}",
+            compared.len()
+        );
+    }
+    assert!(
+        fails.is_empty(),
+        "{} disagreement(s):\n{}",
+        fails.len(),
+        fails.join("\n")
+    );
+}
+
+/// The comparison: key order, number spelling and document order do not count; a changed value,
+/// a missing object and an extra one do, each named with the object and the first path.
+#[test]
+fn the_comparison_names_the_object_and_the_first_differing_path() {
+    let a: Value = serde_json::from_str(
+        r#"{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "data": {"x": "1", "n": 3}}"#,
+    )
+    .unwrap();
+    let b: Value = serde_json::from_str(
+        r#"{"data": {"n": 3.0, "x": "1"}, "metadata": {"name": "a"}, "kind": "ConfigMap", "apiVersion": "v1"}"#,
+    )
+    .unwrap();
+    let other: Value =
+        serde_json::from_str(r#"{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}}"#).unwrap();
+    assert!(compare(&[a.clone(), other.clone()], &[other.clone(), b.clone()]).is_empty());
+    let mut c = b.clone();
+    c["data"]["x"] = "2".into();
+    assert_eq!(
+        compare(std::slice::from_ref(&a), &[c]),
+        vec!["v1 ConfigMap /a: differs first at /data/x"]
+    );
+    let missing = compare(std::slice::from_ref(&a), &[a.clone(), other.clone()]);
+    assert_eq!(
+        missing,
+        vec!["v1 Secret /s: helm sends it 1 time(s), the gate judged it 0 time(s)"]
+    );
+    // A List is its items.
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": [a.clone(), other.clone()]});
+    assert!(compare(&[a, other], &api_objects(vec![list])).is_empty());
+}
+
+/// The oracle is not blind to the cluster: helm rendering shape 56 for its own default cluster
+/// (no `--kube-version`, no `--api-versions`, as the gate rendered before issue 23) disagrees with
+/// what the gate judged, on the Deployment's annotations that read the capabilities.
+#[test]
+fn a_render_for_another_cluster_disagrees() {
+    let scratch = tempfile::tempdir().unwrap();
+    let case = case_of(
+        &repo().join("validator/tests/realworld/56-capabilities-upgrade-and-lists"),
+        scratch.path(),
+    );
+    let (envs, _) = gate(&case, scratch.path()).unwrap();
+    let env = &envs[0];
+    let helm_default = GateEnv {
+        kube_version: String::new(),
+        api_versions: Vec::new(),
+        ..env.clone()
+    };
+    let sel = selectors(&case, env).unwrap();
+    let stream = helmfile_stream(&case, &helm_default, &sel, false).unwrap();
+    let helm = api_objects(helm_read(&[("default.yaml".into(), stream)]).unwrap().remove(0));
+    let judged: Vec<Value> = env.objects.iter().map(|(_, o)| o.clone()).collect();
+    let d = compare(&judged, &helm);
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert!(
+        d[0].starts_with("apps/v1 Deployment /app: differs first at /metadata/annotations/"),
+        "{d:?}"
+    );
+}
+
+/// `--objects` is a record of a verdict: a run that cannot validate leaves no file, not even an
+/// earlier run's.
+#[test]
+fn no_objects_file_without_a_verdict() {
+    let scratch = tempfile::tempdir().unwrap();
+    let case = case_of(
+        &repo().join("validator/tests/realworld/11-required-env-missing"),
+        scratch.path(),
+    );
+    let stale = scratch.path().join(format!("{}.objects.json", case.name));
+    std::fs::write(&stale, "{}").unwrap();
+    let why = gate(&case, scratch.path())
+        .err()
+        .expect("shape 11 ends without a verdict");
+    assert!(why.contains("exit 2"), "{why}");
+    assert!(!stale.exists(), "the earlier run's --objects file was left behind");
+}
