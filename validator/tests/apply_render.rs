@@ -1,8 +1,9 @@
 //! The gate judges the render `helmfile apply` installs, not helm's defaults: helm is told the
 //! policy's Kubernetes version (`.Capabilities.KubeVersion`), the API versions that version
 //! serves in every form a template asks (`.Capabilities.APIVersions.Has "apps/v1/Deployment"`),
-//! and those of the CRDs the environment renders; a post-renderer, which `helm template
-//! --output-dir` would skip, is refused (exit 2 naming the release and the input).
+//! and those of the CRDs the environment renders; a post-renderer plugin runs on the rendered
+//! stream as at apply, and an executable post-renderer (which the pinned Helm 4 does not run) is
+//! refused (exit 2 naming the release and the input).
 //!
 //! Each stack here makes a template branch on what differs: the insecure branch (an image with
 //! the moving tag `latest`, an `image-pinned` error) renders only under apply's capabilities.
@@ -161,8 +162,11 @@ spec:
     assert!(image_pinned_on(&f, "user"), "the rendered CRD is served: {f:?}");
 }
 
+/// A post-renderer named by an executable path: the pinned Helm 4 runs only postrenderer/v1
+/// plugins and fails on it (`helmfile apply` installs nothing), so the release is refused, exit 2
+/// naming the release, the input and the fix.
 #[test]
-fn a_post_renderer_is_refused_naming_the_release_and_the_input() {
+fn an_executable_post_renderer_is_refused_naming_the_release_and_the_input() {
     for (extra, release_extra, input) in [
         ("", "    postRenderer: ./post.sh\n", "postRenderer: ./post.sh"),
         (
@@ -179,11 +183,7 @@ fn a_post_renderer_is_refused_naming_the_release_and_the_input() {
         let d = tempfile::tempdir().unwrap();
         let s = d.path();
         chart(s, "web", "false");
-        // The post-renderer adds an object helm would send to the API server.
-        write(
-            &s.join("post.sh"),
-            "#!/bin/sh\ncat\nprintf -- '---\\napiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: injected}\\n'\n",
-        );
+        write(&s.join("post.sh"), "#!/bin/sh\ncat\n");
         {
             use std::os::unix::fs::PermissionsExt;
             std::fs::set_permissions(s.join("post.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -194,7 +194,126 @@ fn a_post_renderer_is_refused_naming_the_release_and_the_input() {
         );
         let (code, f, err) = check(s);
         assert_eq!(code, 2, "{input}: {f:?}\n{err}");
-        assert!(err.contains("apps/web") && err.contains(input), "{input}: {err}");
+        assert!(
+            err.contains("apps/web") && err.contains(input) && err.contains("postrenderer/v1 plugin"),
+            "{input}: {err}"
+        );
+    }
+    // The pinned helm itself refuses a path: what the refusal says of apply holds.
+    let d = tempfile::tempdir().unwrap();
+    chart(d.path(), "web", "false");
+    let out = Command::new(tool("helm"))
+        .args(["template", "web", "charts/web", "--post-renderer", "./post.sh"])
+        .current_dir(d.path())
+        .env("HOME", d.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not found"), "{out:?}");
+}
+
+/// A postrenderer/v1 plugin (what Helm 4 runs at apply) with `script` as its command, in
+/// `<dir>/plugins/<name>`.
+fn plugin(dir: &Path, name: &str, script: &str) -> std::path::PathBuf {
+    let plugins = dir.join("plugins");
+    let p = plugins.join(name);
+    write(
+        &p.join("plugin.yaml"),
+        &format!(
+            "apiVersion: v1\ntype: postrenderer/v1\nname: {name}\nversion: 0.1.0\nruntime: subprocess\n\
+             runtimeConfig:\n  platformCommand:\n    - command: ${{HELM_PLUGIN_DIR}}/run.sh\n"
+        ),
+    );
+    write(&p.join("run.sh"), script);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(p.join("run.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    plugins
+}
+
+/// `check` with `HELM_PLUGINS` set (the plugins an apply run on this machine would find).
+fn check_with_plugins(stack: &Path, plugins: &Path, cache: bool) -> (i32, Vec<(String, String, String)>, String) {
+    let mut args = vec!["check", "--file", ".", "--offline", "--format", "json"];
+    if !cache {
+        args.push("--no-cache");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+        .current_dir(stack)
+        .args(&args)
+        .env("PATH", path_with_tools())
+        .env("HOME", stack.join(".home"))
+        .env("XDG_CACHE_HOME", stack.join(".cache"))
+        .env("HELM_PLUGINS", plugins)
+        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
+        .env("NVCF_HELM", tool("helm"))
+        .env("NVCF_HELMFILE", tool("helmfile"))
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let findings = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            (
+                f["rule"].as_str().unwrap_or("").to_string(),
+                f["release"].as_str().unwrap_or("").to_string(),
+                f["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    (
+        out.status.code().unwrap_or(-1),
+        findings,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A post-renderer plugin runs inside the seal on the rendered stream, as helm runs it at apply:
+/// one that adds `--quic-insecure` to the container is an `insecure-flag` finding, wherever it is
+/// named (release, helmDefaults, helmDefaults.args, with postRendererArgs); one that passes the
+/// stream through is silent. A warm run never answers for a changed plugin (such a state is not
+/// cached).
+#[test]
+fn a_post_renderer_plugin_runs_on_the_rendered_stream() {
+    // Adds its first argument to the web container's args (helm hands the plugin the
+    // postRendererArgs).
+    let inject = r#"#!/bin/sh
+exec sed "s/^\( *\)- name: web\$/&\n\1  args: [\"$1\"]/"
+"#;
+    for (extra, release_extra) in [
+        (
+            "",
+            "    postRenderer: inject\n    postRendererArgs: [\"--quic-insecure\"]\n",
+        ),
+        (
+            "helmDefaults:\n  postRenderer: inject\n  postRendererArgs: [\"--quic-insecure\"]\n",
+            "",
+        ),
+        (
+            "helmDefaults:\n  args: [\"--post-renderer\", \"inject\", \"--post-renderer-args\", \"--quic-insecure\"]\n",
+            "",
+        ),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let s = d.path();
+        chart(s, "web", "false");
+        let plugins = plugin(s, "inject", inject);
+        write(
+            &s.join("helmfile.yaml"),
+            &format!("{extra}releases:\n  - name: web\n    namespace: apps\n    chart: ./charts/web\n{release_extra}"),
+        );
+        let (code, f, err) = check_with_plugins(s, &plugins, false);
+        assert_eq!(code, 1, "{extra}{release_extra}: {f:?}\n{err}");
+        let insecure = |f: &[(String, String, String)]| {
+            f.iter()
+                .any(|(r, rel, m)| r == "insecure-flag" && rel == "apps/web" && m.contains("--quic-insecure"))
+        };
+        assert!(insecure(&f), "{extra}{release_extra}: {f:?}");
+        // The near miss: the same plugin, passing the stream through.
+        plugin(s, "inject", "#!/bin/sh\ncat\n");
+        let (code, f, err) = check_with_plugins(s, &plugins, true);
+        assert_eq!(code, 1, "image-pinned only: {f:?}\n{err}");
+        assert!(!insecure(&f), "{f:?}");
     }
 }
 

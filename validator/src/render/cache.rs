@@ -9,7 +9,7 @@
 //! entry's dependencies, re-checked on every hit: the paths any file below it names (`../charts/x`,
 //! a `file://../dep` chart dependency, an absolute values file) and what the loaded state
 //! resolves to (its state files, local charts and values files). A state that reads what no key
-//! can cover (`exec`, a directory listing, a remote source, hooks, an environment variable named at
+//! can cover (`exec`, a directory listing, a remote source, hooks, a post-renderer, an environment variable named at
 //! run time) is never cached. What stays outside: a path a template assembles from pieces no
 //! file holds whole; such a stack needs `--no-cache`.
 //!
@@ -253,6 +253,14 @@ fn unkeyable(text: &str) -> Option<String> {
         ("s3::", "names a remote source (`s3::`)"),
         ("gcs::", "names a remote source (`gcs::`)"),
         ("hooks:", "declares hooks (commands run while the state renders)"),
+        (
+            "postRenderer",
+            "names a post-renderer (a helm plugin, outside the stack)",
+        ),
+        (
+            "--post-renderer",
+            "names a post-renderer (a helm plugin, outside the stack)",
+        ),
     ] {
         if text.contains(marker) {
             return Some(why.to_string());

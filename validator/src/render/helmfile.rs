@@ -822,6 +822,13 @@ fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path
     for (name, value) in &r.set {
         cmd.arg("--set-json").arg(format!("{name}={value}"));
     }
+    // The post-renderer helmfile would hand helm (a plugin, run on the rendered stream).
+    if let Some(p) = &r.post_renderer {
+        cmd.arg("--post-renderer").arg(&p.name);
+        for a in &p.args {
+            cmd.arg("--post-renderer-args").arg(a);
+        }
+    }
     cmd.current_dir(work);
     run(
         &mut cmd,

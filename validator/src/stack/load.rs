@@ -8,7 +8,7 @@
 //! declaration (locations in findings) and the order environments are declared in.
 
 use super::failure::Refusal;
-use super::{ChartRef, EnvState, Release, Repository};
+use super::{ChartRef, EnvState, PostRenderer, Release, Repository};
 use crate::tools::build::{parse_build, StateDoc};
 use crate::tools::paths::{absolute, normalize, relative};
 use crate::tools::{run, Tools};
@@ -383,7 +383,8 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 set,
                 file: rel.clone(),
                 line,
-                refused: post_renderer(r, defaults),
+                refused: post_renderer(r, defaults).err(),
+                post_renderer: post_renderer(r, defaults).ok().flatten(),
                 cluster_reads,
                 chart_dependencies,
             });
@@ -534,19 +535,28 @@ fn calls_lookup(line: &str) -> bool {
 
 /// What rewrites a release's manifests after helm renders them, at apply time: a post-renderer
 /// (the release's `postRenderer`, `helmDefaults.postRenderer`, or `--post-renderer` in
-/// `helmDefaults.args`). `helm template --output-dir` writes the files before helm runs it, so the
-/// gate does not judge such a release: it is refused (not rendered, and the run cannot pass),
-/// with these words naming the input.
-pub fn post_renderer(release: &Value, defaults: Option<&Value>) -> Option<String> {
+/// `helmDefaults.args`, with `postRendererArgs`). The pinned Helm 4 takes the name of an installed
+/// postrenderer/v1 plugin and runs it on the rendered stream, `helm template --output-dir`
+/// included, so the gate's render runs it too (inside the seal). An executable path is no plugin
+/// name: helm fails on it ("plugin … not found"), so `helmfile apply` installs nothing for the
+/// release; it is refused (`Err`, these words naming the input) rather than judged.
+pub fn post_renderer(release: &Value, defaults: Option<&Value>) -> Result<Option<PostRenderer>, String> {
     fn named(v: Option<&Value>) -> Option<&str> {
         v.and_then(Value::as_str).map(str::trim).filter(|s| !s.is_empty())
     }
-    let input = if let Some(p) = named(release.get("postRenderer")) {
-        format!("postRenderer: {p}")
+    fn strings(v: Option<&Value>) -> Option<Vec<String>> {
+        v.and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+    }
+    let args = strings(release.get("postRendererArgs"))
+        .or_else(|| strings(defaults.and_then(|h| h.get("postRendererArgs"))))
+        .unwrap_or_default();
+    let (name, input) = if let Some(p) = named(release.get("postRenderer")) {
+        (p.to_string(), format!("postRenderer: {p}"))
     } else if let Some(p) = named(defaults.and_then(|h| h.get("postRenderer"))) {
-        format!("helmDefaults.postRenderer: {p}")
+        (p.to_string(), format!("helmDefaults.postRenderer: {p}"))
     } else {
-        let args: Vec<&str> = defaults
+        let words: Vec<&str> = defaults
             .and_then(|h| h.get("args"))
             .and_then(Value::as_array)
             .into_iter()
@@ -554,20 +564,29 @@ pub fn post_renderer(release: &Value, defaults: Option<&Value>) -> Option<String
             .filter_map(Value::as_str)
             .flat_map(str::split_whitespace)
             .collect();
-        let at = args
+        let Some(at) = words
             .iter()
-            .position(|a| *a == "--post-renderer" || a.starts_with("--post-renderer="))?;
-        let value = args[at]
+            .position(|a| *a == "--post-renderer" || a.starts_with("--post-renderer="))
+        else {
+            return Ok(None);
+        };
+        let value = words[at]
             .strip_prefix("--post-renderer=")
-            .or(args.get(at + 1).copied())
+            .or(words.get(at + 1).copied())
             .unwrap_or("");
-        format!("helmDefaults.args: --post-renderer {value}")
+        (value.to_string(), format!("helmDefaults.args: --post-renderer {value}"))
     };
-    Some(format!(
-        "its manifests are rewritten at apply time by a post-renderer ({input}), which the gate does not run \
-         (helm template --output-dir writes them before it would): render that change in the chart or its values \
-         instead, or remove the post-renderer"
-    ))
+    // Helm 4's plugin names: letters, digits, `_` and `-`.
+    let plugin_name = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if !plugin_name {
+        return Err(format!(
+            "its post-renderer ({input}) is not a plugin name: the pinned Helm 4 runs only an installed \
+             postrenderer/v1 plugin named by --post-renderer and fails on anything else (\"plugin … not found\"), \
+             so `helmfile apply` installs nothing for this release; package the post-renderer as a \
+             postrenderer/v1 plugin (`helm plugin install DIR`) and name it, or remove it"
+        ));
+    }
+    Ok(Some(PostRenderer { name, args, input }))
 }
 
 /// What turns TLS verification off for a release's chart fetches (helmfile ORs the release's
@@ -647,6 +666,7 @@ pub fn add_refused(
             refused: Some(reason.clone()),
             cluster_reads: Vec::new(),
             chart_dependencies: Vec::new(),
+            post_renderer: None,
         };
         match r.kind {
             RefusalKind::Duplicate => {

@@ -153,6 +153,22 @@ pub struct Release {
     /// stands (see `engine`).
     #[serde(default)]
     pub refused: Option<String>,
+    /// The post-renderer helmfile hands helm for this release (a postrenderer/v1 plugin of the
+    /// pinned Helm 4, which runs it on the rendered stream in `helm template` as in `helm
+    /// upgrade --install`), when it has one.
+    #[serde(default)]
+    pub post_renderer: Option<PostRenderer>,
+}
+
+/// A release's post-renderer as helmfile passes it to helm: `--post-renderer NAME` and one
+/// `--post-renderer-args` per argument.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PostRenderer {
+    /// The plugin's name, as written.
+    pub name: String,
+    pub args: Vec<String>,
+    /// Where it is set, for messages (`postRenderer: x`, `helmDefaults.args: --post-renderer x`).
+    pub input: String,
 }
 
 /// One dependency of a local chart, from a repository.
