@@ -459,6 +459,75 @@ fn sha256_file(p: &Path) -> String {
     hex::encode(Sha256::digest(std::fs::read(p).unwrap()))
 }
 
+/// A remote chart rendered from the mirror whose template calls `lookup` is
+/// `render-depends-on-cluster` as a local one is (naming the template, its line and the tarball);
+/// the same chart without the call stays silent.
+#[test]
+fn lookup_in_a_mirror_chart_is_render_depends_on_cluster() {
+    for (template, fires) in [
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\ndata:\n  a: {{ (lookup \"v1\" \"Secret\" \"x\" \"y\").data | default \"none\" | toString | quote }}\n",
+            true,
+        ),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\ndata:\n  lookupTable: \"none\"\n",
+            false,
+        ),
+    ] {
+        let d = copy_of(STACK);
+        let src = d.path().join("upstream-src");
+        std::fs::create_dir_all(src.join("templates")).unwrap();
+        std::fs::write(src.join("Chart.yaml"), "apiVersion: v2\nname: upstream\nversion: 1.2.3\n").unwrap();
+        std::fs::write(src.join("templates/cm.yaml"), template).unwrap();
+        let mirror = d.path().join("mirror");
+        let tgz = helm_package(&src, &mirror);
+        let sha = sha256_file(&tgz);
+        let state = d.path().join("helmfile.yaml.gotmpl");
+        let text = std::fs::read_to_string(&state).unwrap();
+        std::fs::write(
+            &state,
+            text.replace(
+                "---\nreleases:",
+                "---\nrepositories:\n  - name: upstream-repo\n    url: https://charts.invalid/upstream\nreleases:",
+            )
+            .replace("chart: oci://registry.invalid/charts/upstream", "chart: upstream-repo/upstream"),
+        )
+        .unwrap();
+        for f in ["charts.lock.yaml", "validator-policy.yaml"] {
+            let p = d.path().join(f);
+            let t = std::fs::read_to_string(&p)
+                .unwrap()
+                .replace("oci://registry.invalid/charts", "https://charts.invalid/upstream")
+                .replace(&"0".repeat(64), &sha);
+            std::fs::write(&p, t).unwrap();
+        }
+        let r = check(
+            d.path(),
+            &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
+        );
+        let report = json(&r.stdout);
+        assert_eq!(release_of(&report, "upstream")["rendered"], true, "{}", r.stderr);
+        let found: Vec<String> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "render-depends-on-cluster" && f["environment"] == report["environments"][0]["name"])
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .collect();
+        if fires {
+            assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0].contains("upstream/templates/cm.yaml line 6") && found[0].contains("upstream-1.2.3.tgz"),
+                "{found:?}"
+            );
+        } else {
+            assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+            assert!(found.is_empty(), "{found:?}");
+        }
+    }
+}
+
 #[test]
 fn chart_mirror_renders_only_matching_tarballs() {
     let d = copy_of(STACK);

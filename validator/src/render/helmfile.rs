@@ -421,7 +421,8 @@ pub fn render_env(
         (docs, counts) = collect_output(&out_dir, root, environment, &state, &sha_of_state, &mut budget)?;
     }
     // Mirror and online renders of remote charts: one output directory per release.
-    for (r, p) in state.releases.iter().zip(&plans) {
+    let mut remote_reads: Vec<(usize, Vec<crate::stack::ClusterRead>)> = Vec::new();
+    for (i, (r, p)) in state.releases.iter().zip(&plans).enumerate() {
         if let Plan::Mirror { tarball, .. } = p {
             match helm_template_tarball(tools, r, tarball, work.path(), opts) {
                 Ok(dir) => {
@@ -429,6 +430,10 @@ pub fn render_env(
                         let n = push_docs(&text, &inner, None, environment, r, &mut docs)?;
                         *counts.entry((r.namespace.clone(), r.name.clone())).or_default() += n;
                     }
+                    remote_reads.push((
+                        i,
+                        tarball_cluster_reads(tarball, &work.path().join("unpacked").join(i.to_string())),
+                    ));
                 }
                 Err(e) => failed.push((
                     r.id(),
@@ -444,6 +449,10 @@ pub fn render_env(
         }
     }
 
+    let mut state = state;
+    for (i, reads) in remote_reads {
+        state.releases[i].cluster_reads.extend(reads);
+    }
     let status = state
         .releases
         .iter()
@@ -835,6 +844,48 @@ fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path
         &format!("helm template of {} from {}", r.id(), tarball.display()),
     )?;
     Ok(out)
+}
+
+/// The `lookup` calls in a remote chart's templates (its tarball, already checked against the
+/// lock, unpacked into `dir`), as for a local chart (`stack::load::cluster_reads`), each named by
+/// its place in the tarball; a tarball that cannot be unpacked here counts as one that may call it.
+fn tarball_cluster_reads(tarball: &Path, dir: &Path) -> Vec<crate::stack::ClusterRead> {
+    let name = tarball.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let unpacked = std::fs::create_dir_all(dir).is_ok()
+        && std::process::Command::new("tar")
+            .arg("-xzf")
+            .arg(tarball)
+            .arg("-C")
+            .arg(dir)
+            .arg("--no-same-owner")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !unpacked {
+        return vec![crate::stack::ClusterRead {
+            file: None,
+            line: None,
+            what: format!("its chart tarball {name} could not be unpacked to read its templates for `lookup`"),
+        }];
+    }
+    let chart = crate::stack::ChartRef::Local { path: ".".into() };
+    crate::stack::load::cluster_reads(&chart, dir, None)
+        .into_iter()
+        .map(|c| {
+            let at = c.file.as_deref().unwrap_or("").trim_start_matches("./").to_string();
+            let line = c.line.map(|l| format!(" line {l}")).unwrap_or_default();
+            crate::stack::ClusterRead {
+                file: None,
+                line: None,
+                what: match c.what.as_str() {
+                    "lookup" => format!(
+                        "the chart's template {at}{line} (in {name}) calls `lookup`, which reads the live cluster at \
+                         apply time; offline it returns nothing, so what is judged here may not be what is installed"
+                    ),
+                    other => format!("{other} (in {name})"),
+                },
+            }
+        })
+        .collect()
 }
 
 /// Every file below a render output directory, sorted, as (path relative to `dir` with `/`
