@@ -97,6 +97,19 @@ mod tests {
         }
     }
 
+    /// How a writer is named: its release (or the input) and as much of its place as is known.
+    #[test]
+    fn writers_are_named_with_what_is_known_of_their_place() {
+        let mut o = obj("{apiVersion: v1, kind: Secret, metadata: {name: s}}", "nvcf/r", false);
+        assert_eq!(writer(&o), "release nvcf/r (charts/r/templates/x.yaml:1)");
+        o.prov.line = None;
+        assert_eq!(writer(&o), "release nvcf/r (charts/r/templates/x.yaml)");
+        o.prov.file = None;
+        assert_eq!(writer(&o), "release nvcf/r");
+        o.prov.release = None;
+        assert_eq!(writer(&o), "the input");
+    }
+
     pub(super) fn obj(yaml: &str, release: &str, external: bool) -> crate::graph::Object {
         let v = crate::yaml::value(yaml).unwrap();
         let prov = Provenance {

@@ -198,6 +198,54 @@ mod tests {
         );
     }
 
+    /// cert-manager's shims write a Secret only for an annotated object, for a Terminate
+    /// listener with a hostname, and for a reference to a core Secret: each near miss below is
+    /// beside a Certificate writing the same Secret and must not count as a second writer.
+    #[test]
+    fn shims_write_only_what_cert_manager_writes() {
+        let cert = "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: c, namespace: gw}\nspec: {secretName: a-tls}\n";
+        let near = "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: g\n  namespace: gw\n  annotations: {cert-manager.io/cluster-issuer: ca}\nspec:\n  listeners:\n    - {name: no-host, protocol: HTTPS, port: 443, tls: {certificateRefs: [{name: a-tls}]}}\n    - {name: cm, protocol: HTTPS, port: 443, hostname: a.example.com, tls: {certificateRefs: [{kind: ConfigMap, name: a-tls}]}}\n    - {name: grouped, protocol: HTTPS, port: 443, hostname: b.example.com, tls: {certificateRefs: [{group: example.io, kind: Secret, name: a-tls}]}}\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: no-acme\n  namespace: gw\n  annotations: {kubernetes.io/tls-acme: \"false\"}\nspec:\n  tls: [{hosts: [a.example.com], secretName: a-tls}]\n";
+        let p = Policy::default();
+        let g = crate::testkit::graph("default", &format!("{cert}{near}"));
+        let f = (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p));
+        assert!(f.is_empty(), "{f:#?}");
+        // `kubernetes.io/tls-acme: "true"` does switch the Ingress shim on.
+        let acme = near.replace("\"false\"", "\"true\"");
+        let g = crate::testkit::graph("default", &format!("{cert}{acme}"));
+        let f = (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p));
+        assert_eq!(f.len(), 1, "{f:#?}");
+        assert!(
+            f[0].message
+                .starts_with("Ingress gw/no-acme via cert-manager's Ingress shim"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    /// Every writer after the first is reported, each at the line that makes it a writer; a
+    /// Secret that is not a TLS Secret (no tls type, no tls.crt) is not this rule's.
+    #[test]
+    fn every_further_writer_is_reported_where_it_writes_and_only_for_tls_secrets() {
+        let yaml = "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: a, namespace: gw}\nspec: {secretName: a-tls}\n---\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: b, namespace: gw}\nspec: {secretName: a-tls}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: g\n  namespace: gw\n  annotations: {cert-manager.io/cluster-issuer: ca}\nspec:\n  listeners:\n    - name: l\n      hostname: a.example.com\n      tls:\n        certificateRefs: [{name: a-tls}]\n";
+        let g = crate::testkit::graph("default", yaml);
+        let p = Policy::default();
+        let f = (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p));
+        let got: Vec<(&str, Option<usize>)> = f
+            .iter()
+            .map(|f| {
+                (
+                    f.object.as_ref().unwrap().name.as_str(),
+                    f.source.as_ref().unwrap().line,
+                )
+            })
+            .collect();
+        assert_eq!(got, vec![("b", Some(9)), ("g", Some(22))], "{f:#?}");
+        // An Opaque Secret declared pre-created and rendered too: object ownership, not TLS.
+        let opaque = "apiVersion: v1\nkind: Secret\nmetadata: {name: settings, namespace: nvcf}\ntype: Opaque\n";
+        let g = Graph::new("default", vec![obj(opaque, "", true), obj(opaque, "nvcf/app", false)]);
+        assert!((rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p)).is_empty());
+    }
+
     #[test]
     fn externals_are_not_object_owners_but_are_tls_secret_owners() {
         let secret =
@@ -220,5 +268,28 @@ mod tests {
         // Only the external: one writer, silent.
         let g = Graph::new("default", vec![obj(secret, "", true)]);
         assert!((rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p)).is_empty());
+        // A Certificate or a shim-annotated Ingress declared external writes nothing the stack
+        // installs: beside the stack's own Certificate of the same Secret, still one writer.
+        let cert = "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: c, namespace: nvcf}\nspec: {secretName: router-tls}\n";
+        let ingress = "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: i, namespace: nvcf, annotations: {cert-manager.io/issuer: ca}}\nspec: {tls: [{secretName: router-tls}]}\n";
+        let g = Graph::new(
+            "default",
+            vec![
+                obj(cert, "", true),
+                obj(ingress, "", true),
+                obj(cert, "nvcf/nvcf-pki", false),
+            ],
+        );
+        let f = (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p));
+        assert!(f.is_empty(), "{f:#?}");
+        // The near miss: the same Ingress rendered by a release is a second writer.
+        let g = Graph::new(
+            "default",
+            vec![obj(ingress, "nvcf/gw", false), obj(cert, "nvcf/nvcf-pki", false)],
+        );
+        assert_eq!(
+            (rule(TLS_SECRET_ONE_OWNER).check)(&crate::testkit::ctx(&g, &p)).len(),
+            1
+        );
     }
 }

@@ -201,6 +201,23 @@ mod tests {
         );
     }
 
+    /// Only a Gateway API Gateway's listeners are judged, and only their references to core
+    /// Secrets: a `Gateway` kind of another group, and references of another kind or group, are
+    /// not Secrets this rule can resolve (near misses of `l1` above, which fires).
+    #[test]
+    fn only_gateway_api_listeners_referencing_core_secrets_are_judged() {
+        let yaml = "apiVersion: networking.istio.io/v1\nkind: Gateway\nmetadata: {name: istio, namespace: gwns}\nspec:\n  listeners:\n  - {name: l, tls: {certificateRefs: [{name: gw-missing}]}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: gwns}\nspec:\n  listeners:\n  - {name: cm, tls: {certificateRefs: [{kind: ConfigMap, name: gw-missing}]}}\n  - {name: grouped, tls: {certificateRefs: [{group: example.io, kind: Secret, name: gw-missing}]}}\n  - {name: core, tls: {certificateRefs: [{group: \"\", kind: Secret, name: gw-missing}]}}\n";
+        let g = crate::testkit::graph("e", yaml);
+        let p = Policy::default();
+        let f = tls_secret_resolves(&crate::testkit::ctx(&g, &p));
+        let msgs: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+        assert_eq!(msgs.len(), 1, "{msgs:#?}");
+        assert!(
+            msgs[0].contains("Gateway gwns/gw") && msgs[0].contains("listener `core`"),
+            "{msgs:#?}"
+        );
+    }
+
     #[test]
     fn an_external_chain_that_does_not_parse_is_a_finding() {
         let pod = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: nvcf}\n";
