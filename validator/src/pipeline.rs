@@ -102,7 +102,8 @@ pub fn load_and_render(
             Err(e) if !selected.is_empty() => failed_env(&inputs, env, undeclared(&get_tools, &entry, env, e)),
             Err(e) => failed_env(&inputs, env, e),
         };
-        if let (Some(c), None) = (&cache, &r.render_error) {
+        // Kept only once the tools' versions passed their check (it runs beside the first commands).
+        if let (Some(c), None, Ok(())) = (&cache, &r.render_error, tools.verified()) {
             c.put(&key, &cache::deps(&root, &r.state)?, &r)?;
         }
         if progress {
@@ -163,7 +164,7 @@ pub fn load_and_render(
             handles.push((env.clone(), s.spawn(move || one(&e, None))));
         }
         let default = default.join().expect("render thread panicked");
-        if let (Some(n), Some(c)) = (&loaded_names, &cache) {
+        if let (Some(n), Some(c), Ok(())) = (&loaded_names, &cache, tools.verified()) {
             c.put(&names_key, &names_deps(&default)?, n)?;
         }
         let mut done: Vec<(String, Result<EnvRender>)> = vec![("default".to_string(), default)];
@@ -175,9 +176,16 @@ pub fn load_and_render(
             .filter_map(|n| done.iter().position(|(e, _)| e == n).map(|i| done.swap_remove(i).1))
             .collect())
     })?;
+    // A refusal of the tools' versions stands for every environment, whatever the commands
+    // that ran beside the check produced (as when it ran first: each environment fails with it).
+    let verdict = tools.verified();
     let mut renders = Vec::new();
     for r in results {
-        renders.push(r?);
+        let r = r?;
+        renders.push(match &verdict {
+            Ok(()) => r,
+            Err(e) => failed_env(&inputs, &r.state.name, anyhow::anyhow!("{e:#}")),
+        });
     }
     let stack = Stack { root, entry, lock };
     Ok((stack, renders))

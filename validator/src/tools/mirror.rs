@@ -44,17 +44,12 @@ fn shq(p: &Path) -> String {
 ///
 /// A local chart is an argument naming a directory with a `Chart.yaml` or a `.tgz` file.
 /// `version --client --short`, which helmfile 0.x asks before every command, is answered with
-/// `client_short`, what the real helm answered to it when this run's tools were checked
-/// (`versions::check`), instead of starting helm again each time (`None`: passed on).
+/// the line in the file `answer` once the run's check of the tools wrote there what the real helm
+/// answered to it (`versions::start`), instead of starting helm again each time; until then, or
+/// without the file, it is passed on.
 /// Everything else goes to the real helm (sealed offline, see `seal`). The front writes only
 /// into `dir/work` (placeholders, the recorded repositories).
-pub fn front(
-    tools: &Tools,
-    mirror: Option<&Path>,
-    offline: bool,
-    client_short: Option<&str>,
-    dir: &Path,
-) -> Result<Tools> {
+pub fn front(tools: &Tools, mirror: Option<&Path>, offline: bool, answer: Option<&Path>, dir: &Path) -> Result<Tools> {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("helm");
     let work = dir.join("work");
@@ -69,10 +64,12 @@ OFFLINE={offline}
 WORK={work}
 MARKER={marker}
 # helmfile 0.x asks this before every command: the real helm's answer earlier in this run.
-CLIENT_SHORT={client_short}
+ANSWER={answer}
 case "$*" in
   "version --client --short"|"version --short --client")
-    if [ -n "$CLIENT_SHORT" ]; then echo "$CLIENT_SHORT"; exit 0; fi ;;
+    if [ -n "$ANSWER" ] && [ -s "$ANSWER" ] && read -r line < "$ANSWER" && [ -n "$line" ]; then
+      echo "$line"; exit 0
+    fi ;;
 esac
 say() {{ echo "nvcf-validate --offline: $*" >&2; }}
 # Is any argument a local chart (a directory with Chart.yaml, or a chart archive)?
@@ -205,7 +202,7 @@ serve "$tmp/$chart-$pv.tgz"
         offline = u8::from(offline),
         work = shq(&work),
         marker = super::seal::PLACEHOLDER_MARKER,
-        client_short = client_short.map(|a| shq(Path::new(a))).unwrap_or_else(|| "''".into()),
+        answer = answer.map(shq).unwrap_or_else(|| "''".into()),
     );
     std::fs::write(&path, script).with_context(|| format!("writing {}", path.display()))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
@@ -244,7 +241,9 @@ mod tests {
         };
         let dir = d.join("front");
         std::fs::create_dir_all(&dir).unwrap();
-        let t = front(&tools, None, true, Some("v3.99.0+helm-4.3.1-gc0d08d0"), &dir).unwrap();
+        let answer = d.join("client-short");
+        std::fs::write(&answer, "v3.99.0+helm-4.3.1-gc0d08d0\n").unwrap();
+        let t = front(&tools, None, true, Some(&answer), &dir).unwrap();
         assert_eq!(t.writable, Some(vec![dir.join("work")]));
         (t.helm, log)
     }
@@ -400,7 +399,7 @@ mod tests {
     }
 
     #[test]
-    fn without_a_checked_answer_the_version_question_reaches_helm() {
+    fn until_the_check_answered_the_version_question_reaches_helm() {
         use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();
         let log = d.path().join("real.log");
@@ -414,8 +413,14 @@ mod tests {
             writable: None,
             ns: None,
         };
-        let t = front(&tools, None, true, None, d.path()).unwrap();
+        let answer = d.path().join("client-short");
+        let t = front(&tools, None, true, Some(&answer), d.path()).unwrap();
         assert_eq!(call(&t.helm, d.path(), &["version", "--client", "--short"]).0, 0);
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "version --client --short\n");
+        // Once the check wrote helm's answer, the front gives it.
+        std::fs::write(&answer, "v3.99.0+helm-4.3.1-gc0d08d0\n").unwrap();
+        let (code, out, _) = call(&t.helm, d.path(), &["version", "--client", "--short"]);
+        assert_eq!((code, out.as_str()), (0, "v3.99.0+helm-4.3.1-gc0d08d0\n"));
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "version --client --short\n");
     }
 

@@ -116,6 +116,13 @@ impl Tools {
     }
 }
 
+impl Drop for Lazy {
+    /// The version check writes into the front's directory: let it end before that goes.
+    fn drop(&mut self) {
+        let _ = self.verified();
+    }
+}
+
 /// The tools of one run, located on first use (a warm cache never looks for them). With a chart
 /// mirror, helm is the generated front (`mirror::front`), written once into a temporary directory
 /// this owns.
@@ -126,6 +133,9 @@ pub struct Lazy {
     /// Offline or with a mirror: the scratch directory of the sealed environment (`seal`).
     sealed: Option<tempfile::TempDir>,
     cell: OnceLock<Result<Tools, String>>,
+    /// The check of the tools' versions (`versions::start`), running beside the first commands.
+    check: std::sync::Mutex<Option<versions::Pending>>,
+    verdict: OnceLock<Result<(), String>>,
 }
 
 impl Lazy {
@@ -157,19 +167,28 @@ impl Lazy {
             front_dir,
             sealed,
             cell: OnceLock::new(),
+            check: std::sync::Mutex::new(None),
+            verdict: OnceLock::new(),
         })
     }
 
+    /// The tools, located on first use. Whether this helmfile can drive this helm (Helm 4 with
+    /// helmfile 0.x, see `versions`) is checked beside the first commands they run: what they
+    /// produce counts only once [`Lazy::verified`] says the pair passed.
     pub fn get(&self) -> Result<Tools> {
         self.cell
             .get_or_init(|| {
-                // Can this helmfile drive this helm (Helm 4 with helmfile 0.x)? See `versions`.
-                let located = Tools::locate(&self.root).and_then(|t| versions::check(&t).map(|c| (t, c)));
-                let located = located.and_then(|(t, checked)| match &self.front_dir {
+                let located = Tools::locate(&self.root).map(|t| {
+                    let answer = self.front_dir.as_ref().map(|d| d.path().join("client-short"));
+                    let pending = versions::start(t.clone(), answer);
+                    *self.check.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(pending);
+                    t
+                });
+                let located = located.and_then(|t| match &self.front_dir {
                     Some(d) => {
                         let m = self.mirror.as_deref().map(paths::absolute);
-                        let answer = checked.client_short.as_deref();
-                        mirror::front(&t, m.as_deref(), self.sealed.is_some(), answer, d.path())
+                        let answer = d.path().join("client-short");
+                        mirror::front(&t, m.as_deref(), self.sealed.is_some(), Some(&answer), d.path())
                     }
                     None => Ok(t),
                 });
@@ -178,6 +197,26 @@ impl Lazy {
                     None => located,
                 };
                 located.map_err(|e| format!("{e:#}"))
+            })
+            .clone()
+            .map_err(|e| anyhow::anyhow!(e))
+    }
+
+    /// The verdict of the version check `get` started (waiting for it): `Ok` when it passed or
+    /// the tools were never needed (a warm cache), else the refusal naming both versions. Nothing
+    /// the tools produced is kept or cached before this is `Ok`.
+    pub fn verified(&self) -> Result<()> {
+        self.verdict
+            .get_or_init(|| {
+                let pending = self
+                    .check
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .take();
+                match pending {
+                    Some(p) => p.wait().map(|_| ()),
+                    None => Ok(()),
+                }
             })
             .clone()
             .map_err(|e| anyhow::anyhow!(e))

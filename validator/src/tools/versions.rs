@@ -5,14 +5,15 @@
 //! drives Helm 4 only through a front that answers that one call (`ci/helm-front`, which
 //! `ci/setup` installs before the pinned Helm 4); helmfile 1.x drives Helm 4 itself. The pair is
 //! checked once per run when the tools are first located, by making helmfile 0.x's own call (the
-//! real helm is the oracle, not a version table): a refusal is exit 2 naming both versions and the
-//! ways out. The versions found are kept for messages (`found`): a state helmfile 0.x cannot read
-//! but 1.x may (`stack::failure`) names them.
+//! real helm is the oracle, not a version table), on its own thread beside the first helmfile
+//! commands (`start`; nothing they produce is kept before it passed, see `tools::Lazy::verified`):
+//! a refusal is exit 2 naming both versions and the ways out. The versions found are kept for
+//! messages (`found`): a state helmfile 0.x cannot read but 1.x may (`stack::failure`) names them.
 
 use super::Tools;
 use anyhow::{bail, Result};
 use std::process::Command;
-use std::sync::OnceLock;
+use std::sync::{Condvar, Mutex, OnceLock, PoisonError};
 
 /// `major.minor.patch` of a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -37,9 +38,60 @@ pub struct Found {
 
 static FOUND: OnceLock<Found> = OnceLock::new();
 
-/// The versions located in this run, once the tools were located.
+/// Checks started with [`start`] and not finished yet, and the signal that one finished.
+static IN_FLIGHT: (Mutex<usize>, Condvar) = (Mutex::new(0), Condvar::new());
+
+/// The versions located in this run, once the tools were located (waiting for a check that
+/// [`start`] began, so a message never misses them because the check was still running).
 pub fn found() -> Option<Found> {
+    let (count, done) = &IN_FLIGHT;
+    let mut n = count.lock().unwrap_or_else(PoisonError::into_inner);
+    while *n > 0 {
+        n = done.wait(n).unwrap_or_else(PoisonError::into_inner);
+    }
+    drop(n);
     FOUND.get().copied()
+}
+
+/// A [`check`] running beside the first helmfile commands of a run (`tools::Lazy`).
+pub struct Pending(std::thread::JoinHandle<Result<Checked, String>>);
+
+/// Start [`check`] on its own thread. When it passes and helm answered helmfile 0.x's question
+/// (`Checked::client_short`), the answer is written to `answer` (atomically: a reader sees all of
+/// it or nothing), where the run's helm front reads it (`mirror::front`).
+pub fn start(tools: Tools, answer: Option<std::path::PathBuf>) -> Pending {
+    /// Counts the check out when its thread ends, however it ends.
+    struct Finished;
+    impl Drop for Finished {
+        fn drop(&mut self) {
+            let (count, done) = &IN_FLIGHT;
+            *count.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+            done.notify_all();
+        }
+    }
+    *IN_FLIGHT.0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+    // Counted out by the thread, or, when the thread cannot start, with the closure that holds it.
+    let finished = Finished;
+    Pending(std::thread::spawn(move || {
+        let _finished = finished;
+        let checked = check(&tools).map_err(|e| format!("{e:#}"))?;
+        if let (Some(path), Some(a)) = (answer, &checked.client_short) {
+            let tmp = path.with_extension("tmp");
+            std::fs::write(&tmp, format!("{a}\n"))
+                .and_then(|()| std::fs::rename(&tmp, &path))
+                .map_err(|e| format!("writing {}: {e}", path.display()))?;
+        }
+        Ok(checked)
+    }))
+}
+
+impl Pending {
+    /// Wait for the check: its refusal, or what it found.
+    pub fn wait(self) -> Result<Checked, String> {
+        self.0
+            .join()
+            .unwrap_or_else(|_| Err("the check of helm's and helmfile's versions panicked".to_string()))
+    }
 }
 
 /// The first word of `text` that reads as a version: `v4.3.1+gc0d08d0`, `0.166.0`, `v1.1.8`
@@ -170,6 +222,35 @@ mod tests {
         assert_eq!(parse("Error: unknown flag: --client"), None);
         assert_eq!(parse("1.2"), None);
         assert_eq!(parse(&"x ".repeat(100_000)), None);
+    }
+
+    /// A check started beside the first commands: `found` waits for it, and its answer is
+    /// written where the front reads it.
+    #[test]
+    fn found_waits_for_the_check_and_the_answer_is_written() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let script = |name: &str, body: &str| {
+            let p = d.path().join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let tools = Tools {
+            // Slow to answer, so `found` is asked while the check still runs.
+            helmfile: script("helmfile", "sleep 0.5; echo 'helmfile version 0.166.0'"),
+            helm: script("helm", "echo v3.15.3+g3bb50bb"),
+            env: Vec::new(),
+            writable: None,
+            ns: None,
+        };
+        let answer = d.path().join("client-short");
+        let pending = start(tools, Some(answer.clone()));
+        let v = found().and_then(|f| f.helmfile);
+        assert_eq!(v.map(|v| v.to_string()).as_deref(), Some("0.166.0"));
+        let checked = pending.wait().unwrap();
+        assert_eq!(checked.client_short.as_deref(), Some("v3.15.3+g3bb50bb"));
+        assert_eq!(std::fs::read_to_string(&answer).unwrap(), "v3.15.3+g3bb50bb\n");
     }
 
     #[test]

@@ -3,6 +3,8 @@
 
 mod containers;
 mod dev;
+#[cfg(test)]
+mod dial_tests;
 mod dials;
 mod exposure;
 mod mesh;

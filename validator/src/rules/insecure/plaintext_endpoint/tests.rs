@@ -57,7 +57,7 @@ fn loopback_is_decided_by_parsing_in_every_place() {
     }
 }
 
-fn env_pod(var: &str, value: &str) -> String {
+pub(super) fn env_pod(var: &str, value: &str) -> String {
     format!(
             "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: openbao}}\nspec:\n  containers:\n  - name: c\n    image: quay.io/openbao/openbao:2.4.1\n    command: [bao, status]\n    env: [{{name: {var}, value: \"{value}\"}}]\n"
         )
@@ -76,7 +76,7 @@ fn openbao(values: serde_json::Value) -> crate::stack::Release {
     r
 }
 
-const TLS_CONFIG: &str = "listener \"tcp\" {\n  address = \"[::]:8200\"\n  tls_cert_file = \"/openbao/userconfig/tls/tls.crt\"\n  tls_key_file = \"/openbao/userconfig/tls/tls.key\"\n}\n";
+pub(super) const TLS_CONFIG: &str = "listener \"tcp\" {\n  address = \"[::]:8200\"\n  tls_cert_file = \"/openbao/userconfig/tls/tls.crt\"\n  tls_key_file = \"/openbao/userconfig/tls/tls.key\"\n}\n";
 
 #[test]
 fn openbao_values_when_not_rendered() {
@@ -158,7 +158,7 @@ fn externals_are_not_checked() {
 
 /// The rule's findings over YAML, folded as the engine reports them; objects whose name is a
 /// key of `releases` are placed in that release.
-fn folded(yaml: &str, releases: &[(&str, &str)]) -> Vec<Finding> {
+pub(super) fn folded(yaml: &str, releases: &[(&str, &str)]) -> Vec<Finding> {
     let mut g = crate::testkit::graph("default", yaml);
     for o in &mut g.objects {
         if let Some((_, r)) = releases.iter().find(|(n, _)| *n == o.name) {
@@ -171,7 +171,7 @@ fn folded(yaml: &str, releases: &[(&str, &str)]) -> Vec<Finding> {
 
 const SERVER: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: openbao-config, namespace: openbao}\ndata:\n  server.hcl: |\n    listener \"tcp\" {\n      address = \"[::]:8200\"\n      tls_disable = 1\n    }\n---\napiVersion: v1\nkind: Service\nmetadata: {name: openbao, namespace: openbao}\nspec:\n  selector: {app: openbao}\n  ports: [{name: http, port: 8200}]\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: openbao, namespace: openbao}\nspec:\n  serviceName: openbao\n  selector: {matchLabels: {app: openbao}}\n  template:\n    metadata: {labels: {app: openbao}}\n    spec:\n      containers:\n        - {name: openbao, image: 'quay.io/openbao/openbao:2.4.1'}\n      volumes:\n        - {name: config, configMap: {name: openbao-config}}\n";
 
-fn client(name: &str, ns: &str, addr: &str) -> String {
+pub(super) fn client(name: &str, ns: &str, addr: &str) -> String {
     format!("---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  selector: {{matchLabels: {{app: {name}}}}}\n  template:\n    metadata: {{labels: {{app: {name}}}}}\n    spec:\n      containers:\n        - name: c\n          image: quay.io/x/y:1.0.0\n          env: [{{name: VAULT_ADDR, value: '{addr}'}}]\n")
 }
 
@@ -345,86 +345,69 @@ fn worker_grpc_through_every_route_kind_and_target_port_form() {
     assert_eq!(checked, 4 * (3 * 4 + 1));
 }
 
-/// A container's dial addresses: each address is judged once however often it is written (a
-/// flag, then the same URL in the environment), two different addresses are two findings, an
-/// https:// gRPC dial address in the environment is silent, and a listen address (`BIND_URL`)
-/// is not dialed.
+/// Generated: a TCPRoute on a plain TCP listener to a Service port that carries worker gRPC by one
+/// sign alone (its name, an unresolved named targetPort, appProtocol gRPC or h2c) fires; a web
+/// port stays silent. The backend is judged only when it is a core Service (a ServiceImport of
+/// the same name is not read as the Service); a Service the render lacks is judged by the port
+/// number (the router's gRPC port, 50071 by default); a route whose parent the render lacks
+/// (or names a listener the Gateway lacks) counts as plaintext for a TCPRoute only (the others
+/// are `route-parent-resolves`' to report).
 #[test]
-fn container_dials_are_judged_once_each_and_listen_addresses_not_at_all() {
-    let yaml = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: app}\nspec:\n  containers:\n  - name: c\n    image: quay.io/x/y:1.0.0\n    command: [app, --upstream=http://a.example.com, --backup=http://b.example.com]\n    env:\n    - {name: GRPC_PYLON_DIAL_ADDR, value: 'https://router.example.com:443'}\n    - {name: BIND_URL, value: 'http://web.example.com:8080'}\n    - {name: UPSTREAM_URL, value: 'http://a.example.com'}\n";
-    let g = graph("e", yaml);
+fn worker_grpc_by_each_sign_of_a_service_port_and_each_backend_form() {
     let p = Policy::default();
-    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&g, &p));
-    let shown: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
-    assert_eq!(shown.len(), 2, "{shown:#?}");
-    assert!(
-        shown[0].contains("`--upstream` dials `http://a.example.com`"),
-        "{shown:#?}"
-    );
-    assert!(
-        shown[1].contains("`--backup` dials `http://b.example.com`"),
-        "{shown:#?}"
-    );
-    // The gRPC dial address in the environment, in plain http://: its own finding.
-    let plain = yaml.replace("https://router", "http://router");
-    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&graph("e", &plain), &p));
-    assert!(
-        f.iter().any(|f| f
-            .message
-            .contains("the workers' gRPC dial address GRPC_PYLON_DIAL_ADDR is `http://router.example.com:443`")),
-        "{f:#?}"
-    );
-}
-
-/// An OpenBao/Vault address variable is named by a `VAULT` or `BAO` word and ends in `ADDR` or
-/// `ADDRESS`; any other `*_ADDR` is an ordinary dial address (judged by where it leads, not as
-/// OpenBao's).
-#[test]
-fn openbao_address_variables_are_named_by_whole_words() {
-    for name in ["VAULT_ADDR", "bao_addr", "AGENT_INJECT_VAULT_ADDR", "BAO_API_ADDRESS"] {
-        assert!(is_vault_addr_env(name), "{name}");
+    let gw = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": "Gateway", "metadata": {"name": "gw", "namespace": "nvcf"},
+        "spec": {"gatewayClassName": "eg", "listeners": [{"name": "l", "protocol": "TCP", "port": 443}]}});
+    let found = |port: serde_json::Value, kind: &str, parent: serde_json::Value, backend: serde_json::Value| {
+        let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "nvcf"},
+            "spec": {"selector": {"app": "b"}, "ports": [port]}});
+        let route = json!({"apiVersion": "gateway.networking.k8s.io/v1", "kind": kind, "metadata": {"name": "r", "namespace": "nvcf"},
+            "spec": {"parentRefs": [parent], "rules": [{"backendRefs": [backend]}]}});
+        let yaml = [&gw, &svc, &route]
+            .map(|v| serde_json::to_string(v).unwrap())
+            .join("\n---\n");
+        let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&graph("e", &yaml), &p));
+        assert!(f.len() <= 1, "{f:#?}");
+        f.first().map(|f| f.message.clone())
+    };
+    let to_s = json!({"name": "s", "port": 9000});
+    let gw_ref = json!({"name": "gw"});
+    for (port, grpc) in [
+        (json!({"name": "grpc-edge", "port": 9000}), true),
+        (json!({"name": "edge", "port": 9000, "targetPort": "grpc-x"}), true),
+        (json!({"name": "edge", "port": 9000, "appProtocol": "grpc"}), true),
+        (
+            json!({"name": "edge", "port": 9000, "appProtocol": "kubernetes.io/h2c"}),
+            true,
+        ),
+        (
+            json!({"name": "edge", "port": 9000, "targetPort": "web-x", "appProtocol": "http"}),
+            false,
+        ),
+    ] {
+        let m = found(port.clone(), "TCPRoute", gw_ref.clone(), to_s.clone());
+        assert_eq!(m.is_some(), grpc, "{port}: {m:?}");
+        if let Some(m) = m {
+            assert!(
+                m.contains("routes worker gRPC to Service nvcf/s port 9000 through a plain TCP listener"),
+                "{m}"
+            );
+        }
     }
-    for name in ["UPSTREAM_ADDR", "VAULT_TOKEN", "BAO_ADDR_FILE", "BAOBAB_ADDR", "ADDR"] {
-        assert!(!is_vault_addr_env(name), "{name}");
-    }
-    let p = Policy::default();
-    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(
-        &graph("e", &env_pod("UPSTREAM_ADDR", "http://up.example.com:8200")),
-        &p,
-    ));
-    assert_eq!(f.len(), 1, "{f:#?}");
-    assert!(
-        f[0].message
-            .contains("`UPSTREAM_ADDR` dials `http://up.example.com:8200`, plain http://"),
-        "{f:#?}"
-    );
-}
-
-/// A workload that runs a dev server is a plaintext server: a client dialing it through its
-/// Service folds into the dev server's finding. A workload that serves no plaintext (its
-/// `*_LOCAL_CONFIG` listener has TLS) is not one: two ports of its Service dialed in plain
-/// http:// stay two findings.
-#[test]
-fn a_dev_server_is_the_cause_of_its_clients_and_other_workloads_are_not() {
-    let yaml = format!(
-        "apiVersion: v1\nkind: Service\nmetadata: {{name: openbao, namespace: openbao}}\nspec:\n  selector: {{app: openbao}}\n  ports: [{{name: http, port: 8200}}]\n---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {{name: openbao, namespace: openbao}}\nspec:\n  serviceName: openbao\n  selector: {{matchLabels: {{app: openbao}}}}\n  template:\n    metadata: {{labels: {{app: openbao}}}}\n    spec:\n      containers:\n        - {{name: openbao, image: 'quay.io/openbao/openbao:2.4.1', args: [server, -dev]}}\n---\napiVersion: v1\nkind: Service\nmetadata: {{name: web, namespace: app}}\nspec:\n  selector: {{app: web}}\n  ports: [{{name: a, port: 80}}, {{name: b, port: 8080}}]\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web, namespace: app}}\nspec:\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n    spec:\n      containers:\n        - {{name: web, image: 'quay.io/x/web:1.0.0', env: [{{name: A_URL, value: 'http://web.app.svc:80/'}}, {{name: B_URL, value: 'http://web.app.svc:8080/'}}, {{name: WEB_LOCAL_CONFIG, value: {}}}]}}\n{}",
-        serde_json::to_string(TLS_CONFIG).unwrap(),
-        client("vault-client", "app", "http://openbao.openbao.svc:8200"),
-    );
-    let f = folded(&yaml, &[]);
-    let shown: Vec<(&str, usize)> = f.iter().map(|f| (f.message.as_str(), f.related.len())).collect();
-    assert_eq!(shown.len(), 3, "{shown:#?}");
-    assert!(
-        shown[0].0.contains("runs `(image entrypoint) server -dev`") && shown[0].1 == 1,
-        "{shown:#?}"
-    );
-    assert_eq!(f[0].related[0].object.as_ref().unwrap().name, "vault-client");
-    assert!(
-        shown[1].0.contains("`A_URL` dials `http://web.app.svc:80/`") && shown[1].1 == 0,
-        "{shown:#?}"
-    );
-    assert!(
-        shown[2].0.contains("`B_URL` dials `http://web.app.svc:8080/`") && shown[2].1 == 0,
-        "{shown:#?}"
-    );
+    let grpc = json!({"name": "grpc-edge", "port": 9000});
+    let import = json!({"kind": "ServiceImport", "name": "s", "port": 9000});
+    assert_eq!(found(grpc.clone(), "TCPRoute", gw_ref.clone(), import), None);
+    let missing = |port: u16| json!({"name": "gone", "port": port});
+    assert!(found(grpc.clone(), "TCPRoute", gw_ref.clone(), missing(50071)).is_some());
+    assert_eq!(found(grpc.clone(), "TCPRoute", gw_ref.clone(), missing(8080)), None);
+    assert!(found(
+        grpc.clone(),
+        "TCPRoute",
+        json!({"name": "no-such-gateway"}),
+        to_s.clone()
+    )
+    .is_some());
+    // A listener the parentRef names but the Gateway lacks: as unresolved.
+    let no_section = json!({"name": "gw", "sectionName": "other"});
+    assert!(found(grpc.clone(), "TCPRoute", no_section, json!({"name": "s", "port": 9000})).is_some());
+    assert_eq!(found(grpc, "HTTPRoute", json!({"name": "no-such-gateway"}), to_s), None);
 }
