@@ -232,6 +232,8 @@ pub fn run(ctx: &Ctx, scope: Scope) -> Vec<Finding> {
 #[cfg(test)]
 mod admission_tests;
 #[cfg(test)]
+mod meaning_tests;
+#[cfg(test)]
 mod shapes_tests;
 
 #[cfg(test)]

@@ -70,8 +70,10 @@ pub fn start(tools: Tools, answer: Option<std::path::PathBuf>) -> Pending {
         }
     }
     *IN_FLIGHT.0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+    // Counted out by the thread, or, when the thread cannot start, with the closure that holds it.
+    let finished = Finished;
     Pending(std::thread::spawn(move || {
-        let _finished = Finished;
+        let _finished = finished;
         let checked = check(&tools).map_err(|e| format!("{e:#}"))?;
         if let (Some(path), Some(a)) = (answer, &checked.client_short) {
             let tmp = path.with_extension("tmp");
@@ -220,6 +222,35 @@ mod tests {
         assert_eq!(parse("Error: unknown flag: --client"), None);
         assert_eq!(parse("1.2"), None);
         assert_eq!(parse(&"x ".repeat(100_000)), None);
+    }
+
+    /// A check started beside the first commands: `found` waits for it, and its answer is
+    /// written where the front reads it.
+    #[test]
+    fn found_waits_for_the_check_and_the_answer_is_written() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let script = |name: &str, body: &str| {
+            let p = d.path().join(name);
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let tools = Tools {
+            // Slow to answer, so `found` is asked while the check still runs.
+            helmfile: script("helmfile", "sleep 0.5; echo 'helmfile version 0.166.0'"),
+            helm: script("helm", "echo v3.15.3+g3bb50bb"),
+            env: Vec::new(),
+            writable: None,
+            ns: None,
+        };
+        let answer = d.path().join("client-short");
+        let pending = start(tools, Some(answer.clone()));
+        let v = found().and_then(|f| f.helmfile);
+        assert_eq!(v.map(|v| v.to_string()).as_deref(), Some("0.166.0"));
+        let checked = pending.wait().unwrap();
+        assert_eq!(checked.client_short.as_deref(), Some("v3.15.3+g3bb50bb"));
+        assert_eq!(std::fs::read_to_string(&answer).unwrap(), "v3.15.3+g3bb50bb\n");
     }
 
     #[test]

@@ -34,6 +34,18 @@ fn scan_values(
                 }
             }
             for (k, child) in m {
+                // Label maps (`labels`, `matchLabels`, `podLabels`, `nodeSelector`, a Service's
+                // `selector`) hold names that
+                // identify and select objects (Kubernetes: labels are identifying attributes), never
+                // settings: a label called `insecure` turns nothing off.
+                let label_map = |v: &Value| v.as_object().is_some_and(|m| m.values().all(Value::is_string));
+                if child.is_object()
+                    && (norm(k).ends_with("labels")
+                        || norm(k) == "nodeselector"
+                        || (norm(k) == "selector" && label_map(child)))
+                {
+                    continue;
+                }
                 path.push(k.clone());
                 if !skip(path) {
                     let scalar = !child.is_object() && !child.is_array();

@@ -7,6 +7,7 @@ use crate::finding::Severity;
 
 mod private_key_in_render;
 mod tls_secret_resolves;
+mod writers;
 
 pub const PRIVATE_KEY_IN_RENDER: &str = "private-key-in-render";
 pub const TLS_SECRET_RESOLVES: &str = "tls-secret-resolves";

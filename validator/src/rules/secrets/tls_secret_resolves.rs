@@ -1,7 +1,8 @@
 //! `tls-secret-resolves`: every Secret a workload mounts (non-optional) and every Secret a
 //! terminating Gateway listener references is produced by something the gate can see: rendered,
 //! written by a cert-manager Certificate, written by the cert-manager Gateway shim (an annotated
-//! Gateway), or declared external in the policy. Otherwise the TLS rules have nothing to judge
+//! Gateway), written at run time by a rendered workload that names it and whose ServiceAccount
+//! may create Secrets there (`writers`), or declared external in the policy. Otherwise the TLS rules have nothing to judge
 //! (and the pod never starts, or the listener never serves).
 
 use super::TLS_SECRET_RESOLVES;
@@ -53,6 +54,7 @@ fn producer(g: &Graph, ns: &str, name: &str) -> Option<String> {
             })
         })
         .map(|gw| format!("written by the cert-manager Gateway shim for Gateway {}", gw.name))
+        .or_else(|| super::writers::written_by_workload(g, ns, name).map(|w| format!("written at run time by {w}")))
 }
 
 const HELP: &str = "render it (a cert-manager Certificate with this secretName), fix the name, or, when the \
@@ -126,7 +128,7 @@ pub(super) fn tls_secret_resolves(ctx: &Ctx) -> Vec<Finding> {
                             obj,
                             name,
                             format!(
-                                "{}: volume `{vname}` mounts Secret {}/{name}, which nothing produces (not rendered, \
+                                "{}: volume `{vname}` mounts Secret {}/{name}, which nothing produces (not rendered, no workload writes it, \
                                  no Certificate writes it, not declared external): the pod would not start, and \
                                  the certificate it serves cannot be judged",
                                 obj.display(),

@@ -90,6 +90,10 @@ pub(super) fn containers(
                         .with_cause(servers.of_workload(obj)),
                 );
             } else if !dial::is_listen_name(name) && !dialed.contains(&text) {
+                // A scheme-less address whose client says itself whether it uses TLS.
+                if !is_http(&text) && plaintext_companion(ctx.graph, obj, c, name) == Some(false) {
+                    continue;
+                }
                 let what = match &var.from {
                     Some(f) if var.secret => format!("`{name}` (from {f})"),
                     _ => format!("`{name}`{via}"),
@@ -100,4 +104,38 @@ pub(super) fn containers(
         all_roots.extend(my_roots.into_iter().map(|f| hide(f, &secrets)));
         all_out.extend(mine.into_iter().map(|f| hide(f, &secrets)));
     }
+}
+
+/// Variables that say, beside a dial address `NAME`, whether its client speaks plaintext, so that
+/// a scheme-less address means what the switch says, not plaintext: (suffix, source).
+pub(super) const PLAINTEXT_COMPANIONS: &[(&str, &str)] = &[(
+    "_PLAINTEXT",
+    "Argo CD ARGOCD_APPLICATION_CONTROLLER_REPO_SERVER_PLAINTEXT, ARGOCD_SERVER_REPO_SERVER_PLAINTEXT \
+     (argo-cd docs: operator-manual/argocd-cmd-params-cm.yaml: `*.repo.server.plaintext`, default false: TLS)",
+)];
+
+/// Whether the container declares a companion of `name` ([`PLAINTEXT_COMPANIONS`]) and what it
+/// says: `Some(true)` plaintext, `Some(false)` TLS (false, or unset: the client's default);
+/// `None` without a companion, or when its value cannot be read (the address is judged as written).
+fn plaintext_companion(g: &Graph, obj: &Object, c: &Value, name: &str) -> Option<bool> {
+    let declared: Vec<&str> = c
+        .get("env")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.get("name").and_then(Value::as_str))
+        .collect();
+    let companion = PLAINTEXT_COMPANIONS
+        .iter()
+        .map(|(suffix, _)| format!("{name}{suffix}"))
+        .find(|n| declared.contains(&n.as_str()))?;
+    if unreadable_env(g, obj, c).iter().any(|(n, ..)| *n == companion) {
+        return None;
+    }
+    Some(
+        env_of(g, obj, c)
+            .iter()
+            .find(|v| v.name == companion)
+            .is_some_and(|v| truthy(&v.value)),
+    )
 }

@@ -137,7 +137,11 @@ pub(super) fn configmap_dials(ctx: &Ctx, servers: &Servers, obj: &Object) -> Vec
             out.extend(found.map(|f| if file.secret { hide(f, &secret) } else { f }));
         };
         if dial::parse_dial(text).is_some() {
-            judge(format!("key `{key}`"), key, text);
+            // A key a container reads as a variable is judged there, with what the reader says
+            // of it (a companion `*_PLAINTEXT` switch); otherwise here, as the value it is.
+            if !read_as_env(ctx.graph, obj, key) {
+                judge(format!("key `{key}`"), key, text);
+            }
             continue;
         }
         let mut seen: Vec<&str> = Vec::new();
@@ -227,4 +231,45 @@ pub(super) fn configmap_plaintext(obj: &Object) -> Vec<(bool, Finding)> {
         }
     }
     out
+}
+
+/// Whether a rendered container in the namespace of ConfigMap or Secret `obj` reads `key` as an
+/// environment variable (`configMapKeyRef`/`secretKeyRef`, or `envFrom` with its prefix) and
+/// declares a companion that says whether that address is dialled in plaintext
+/// (`PLAINTEXT_COMPANIONS`): the reader decides, and is judged where it reads it.
+fn read_as_env(g: &Graph, obj: &Object, key: &str) -> bool {
+    let (by_key, whole) = if obj.kind == "Secret" {
+        ("/valueFrom/secretKeyRef", "/secretRef/name")
+    } else {
+        ("/valueFrom/configMapKeyRef", "/configMapRef/name")
+    };
+    let name = Some(obj.name.as_str());
+    rendered(g)
+        .filter(|w| w.namespace == obj.namespace)
+        .flat_map(|w| w.containers())
+        .any(|(_, c)| {
+            let list = |k: &str| c.get(k).and_then(Value::as_array).into_iter().flatten();
+            let mut vars: Vec<String> = list("env")
+                .filter(|e| {
+                    e.pointer(by_key).is_some_and(|r| {
+                        r.get("name").and_then(Value::as_str) == name
+                            && r.get("key").and_then(Value::as_str) == Some(key)
+                    })
+                })
+                .filter_map(|e| e.get("name").and_then(Value::as_str).map(str::to_string))
+                .collect();
+            vars.extend(
+                list("envFrom")
+                    .filter(|e| e.pointer(whole).and_then(Value::as_str) == name)
+                    .map(|e| format!("{}{key}", e.get("prefix").and_then(Value::as_str).unwrap_or(""))),
+            );
+            let declared: Vec<&str> = list("env")
+                .filter_map(|e| e.get("name").and_then(Value::as_str))
+                .collect();
+            vars.iter().any(|v| {
+                super::containers::PLAINTEXT_COMPANIONS
+                    .iter()
+                    .any(|(suffix, _)| declared.contains(&format!("{v}{suffix}").as_str()))
+            })
+        })
 }
