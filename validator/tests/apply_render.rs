@@ -336,3 +336,41 @@ fn the_upgrade_render_is_compared_with_the_install_render() {
     assert!(upgrade("upgrades"), "{f:?}");
     assert!(!upgrade("same"), "{f:?}");
 }
+
+/// A hook that acts on a cluster is reported in every mode, online too (where the gate does not
+/// run it either: `presync` runs only at apply), naming the release, the event and the command.
+#[test]
+fn a_hook_that_acts_on_the_cluster_is_reported_online_too() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path();
+    chart(s, "web", "false");
+    state(s, &["web"], "");
+    let text = std::fs::read_to_string(s.join("helmfile.yaml")).unwrap()
+        + "    hooks:\n      - events: [presync]\n        command: kubectl\n        args: [apply, -f, extra.yaml]\n";
+    write(&s.join("helmfile.yaml"), &text);
+    for offline in [true, false] {
+        let mut args = vec!["check", "--file", ".", "--no-cache", "--format", "json"];
+        if offline {
+            args.push("--offline");
+        }
+        let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+            .current_dir(s)
+            .args(&args)
+            .env("PATH", path_with_tools())
+            .env("HOME", s.join(".home"))
+            .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
+            .env("NVCF_HELM", tool("helm"))
+            .env("NVCF_HELMFILE", tool("helmfile"))
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let hit = report["findings"].as_array().into_iter().flatten().any(|f| {
+            f["rule"] == "render-depends-on-cluster"
+                && f["release"] == "apps/web"
+                && f["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("presync hook runs `kubectl apply -f extra.yaml`"))
+        });
+        assert!(hit, "offline={offline}: {}", String::from_utf8_lossy(&out.stdout));
+    }
+}

@@ -359,7 +359,8 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                         .collect()
                 })
                 .unwrap_or_default();
-            let cluster_reads = cluster_reads(&chart_ref, &root_abs, defaults);
+            let mut cluster_reads = cluster_reads(&chart_ref, &root_abs, defaults);
+            cluster_reads.extend(hook_actions(r));
             let chart_dependencies = chart_dependencies(&chart_ref, &root_abs);
             state.releases.push(Release {
                 name,
@@ -464,6 +465,77 @@ pub fn cluster_reads(chart: &ChartRef, root: &Path, defaults: Option<&Value>) ->
                 });
             }
         }
+    }
+    out
+}
+
+/// Commands whose hooks act on a cluster (helmfile runs hooks with the operator's kubeconfig).
+const CLUSTER_CLIENTS: &[&str] = &["kubectl", "helm", "oc", "kubectl.exe"];
+/// Commands whose hooks act on the host's container runtime (root-equivalent writes, network).
+const CONTAINER_RUNTIMES: &[&str] = &["docker", "podman", "nerdctl", "buildah", "ctr", "crictl"];
+
+/// The hooks of a release that act on a cluster or on the host's container runtime at apply time
+/// (`command` or any word of `args`, a shell script included, names a cluster client or a container
+/// runtime): each one, with its events and command, as a `render-depends-on-cluster` read. What
+/// such a hook changes is outside the render: the seal refuses it offline (the fronts and the
+/// socket filter), and online the gate does not run it; either way it is reported.
+pub fn hook_actions(release: &Value) -> Vec<crate::stack::ClusterRead> {
+    let mut out = Vec::new();
+    for h in release.get("hooks").and_then(Value::as_array).into_iter().flatten() {
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
+        let command = text(h.get("command"));
+        let args: Vec<String> = h
+            .get("args")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        let events: Vec<String> = h
+            .get("events")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect();
+        let names = |list: &[&str]| {
+            std::iter::once(command.as_str())
+                .chain(args.iter().map(String::as_str))
+                .flat_map(|w| w.split(|c: char| c.is_whitespace() || ";&|()`$\"'".contains(c)))
+                .map(|w| w.rsplit('/').next().unwrap_or(w))
+                .any(|w| list.contains(&w))
+        };
+        let target = if names(CLUSTER_CLIENTS) {
+            "a cluster (with the operator's kubeconfig)"
+        } else if names(CONTAINER_RUNTIMES) {
+            "the host's container runtime"
+        } else {
+            continue;
+        };
+        let mut line = std::iter::once(command.clone())
+            .chain(args)
+            .collect::<Vec<_>>()
+            .join(" ");
+        if line.chars().count() > 120 {
+            line = line.chars().take(117).collect::<String>() + "...";
+        }
+        let line = crate::redact::tool_output(&line);
+        out.push(crate::stack::ClusterRead {
+            file: None,
+            line: None,
+            what: format!(
+                "its {} hook runs `{line}`, which acts on {target} when helmfile applies, outside the render: what it \
+                 changes is not judged here (offline the seal refuses it; online the gate does not run it); move \
+                 that change into a chart, or waive with the reason it is safe",
+                if events.is_empty() {
+                    "(no event)".to_string()
+                } else {
+                    events.join("/")
+                }
+            ),
+        });
     }
     out
 }
@@ -925,6 +997,23 @@ mod tests {
             d.path()
         )
         .is_empty());
+    }
+
+    #[test]
+    fn hooks_that_act_on_a_cluster_or_a_container_runtime_are_reported_with_event_and_command() {
+        let release = serde_json::json!({"hooks": [
+            {"events": ["prepare"], "command": "kubectl", "args": ["apply", "-f", "crds/"]},
+            {"events": ["presync", "postsync"], "command": "sh", "args": ["-c", "docker build . && echo ok"]},
+            {"events": ["preapply"], "command": "/usr/local/bin/helm", "args": ["repo", "update"]},
+            {"events": ["prepare"], "command": "sh", "args": ["-c", "echo helmet > out; ls kubectl-notes"]},
+            {"events": ["cleanup"], "command": "echo", "args": ["done"]}
+        ]});
+        let got: Vec<String> = hook_actions(&release).into_iter().map(|r| r.what).collect();
+        assert_eq!(got.len(), 3, "{got:#?}");
+        assert!(got[0].starts_with("its prepare hook runs `kubectl apply -f crds/`, which acts on a cluster"));
+        assert!(got[1].starts_with("its presync/postsync hook runs `sh -c docker build . && echo ok`, which acts on the host's container runtime"));
+        assert!(got[2].contains("preapply hook runs `/usr/local/bin/helm repo update`"));
+        assert!(hook_actions(&serde_json::json!({"name": "x"})).is_empty());
     }
 
     #[test]
