@@ -1,5 +1,5 @@
 """Benchmark driver for ci/bench (see there). Standard library only."""
-import json, os, statistics, subprocess, sys, tempfile, time
+import json, os, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 BIN, RUNS = sys.argv[1], int(sys.argv[2])
@@ -62,6 +62,18 @@ with tempfile.TemporaryDirectory() as tmp:
         for r in e["releases"] if not r["rendered"]]
     bench("this repository", ROOT / "helmfile.yaml", sorted(set(remote)), env)
     bench("  split-cluster only", ROOT / "helmfile.yaml", sorted(set(remote)), env, only="split-cluster")
+    # The upgrade render's cost: a copy of this stack where one release's chart (request-router)
+    # mentions .Release.IsUpgrade, so every environment renders that release again with --is-upgrade.
+    up = Path(tmp) / "upgrade"
+    up.mkdir()
+    for f in ["helmfile.yaml", "charts.lock.yaml", "validator-policy.yaml", "upstreams.yaml"]:
+        shutil.copy(ROOT / f, up / f)
+    for d in ["charts", "values", "ci", "examples"]:
+        shutil.copytree(ROOT / d, up / d)
+    os.symlink(ROOT / ".tools", up / ".tools")
+    svc = up / "charts/request-router/templates/service.yaml"
+    svc.write_text("{{/* .Release.IsUpgrade */}}\n" + svc.read_text())
+    bench("  + upgrade render", up / "helmfile.yaml", sorted(set(remote)), env)
     syn = Path(tmp) / "synthetic"
     syn.mkdir()
     bench("synthetic 40 releases", synthetic(syn), [], env)

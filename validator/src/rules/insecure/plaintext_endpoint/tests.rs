@@ -411,3 +411,18 @@ fn worker_grpc_by_each_sign_of_a_service_port_and_each_backend_form() {
     assert!(found(grpc.clone(), "TCPRoute", no_section, json!({"name": "s", "port": 9000})).is_some());
     assert_eq!(found(grpc, "HTTPRoute", json!({"name": "no-such-gateway"}), to_s), None);
 }
+
+/// An Ingress backend's port is found by its number, not by a port that merely lacks a name: a
+/// host without TLS sent to the router's gRPC port (the second of two unnamed ports) fires.
+#[test]
+fn ingress_backend_port_by_number_among_unnamed_ports() {
+    let yaml = "apiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: nvcf}\nspec:\n  selector: {app: b}\n  ports: [{port: 80}, {port: 50071}]\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata: {name: i, namespace: nvcf}\nspec:\n  rules:\n  - host: grpc.example.com\n    http:\n      paths:\n      - {path: /, pathType: Prefix, backend: {service: {name: s, port: {number: 50071}}}}\n";
+    let p = Policy::default();
+    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&graph("e", yaml), &p));
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].message
+            .contains("host `grpc.example.com` has no TLS entry but routes to Service nvcf/s port 50071"),
+        "{f:#?}"
+    );
+}
