@@ -107,4 +107,19 @@ mod tests {
         // A root made now is not example material.
         assert!(run(EXAMPLE, &bundle_yaml(&crate::pki::testcerts::root("Mine").pem, None)).is_empty());
     }
+
+    /// A core Secret's `tls.crt` is judged; the same key under a ConfigMap (no bundle key) or
+    /// under a `Secret` kind of another API group is not a served certificate.
+    #[test]
+    fn only_a_core_secret_serves_its_tls_crt() {
+        let example = examples::FILES[0].1;
+        let indented: String = example.lines().map(|l| format!("    {l}\n")).collect();
+        let doc = |api: &str, kind: &str| {
+            format!("apiVersion: {api}\nkind: {kind}\nmetadata: {{name: s, namespace: nvcf}}\nstringData:\n  tls.crt: |\n{indented}")
+        };
+        let f = run(EXAMPLE, &doc("v1", "Secret"));
+        assert_eq!(f.len(), 1, "{}", messages(&f));
+        assert!(run(EXAMPLE, &doc("v1", "ConfigMap")).is_empty());
+        assert!(run(EXAMPLE, &doc("example.io/v1", "Secret")).is_empty());
+    }
 }
