@@ -98,6 +98,15 @@ mod tests {
         assert_eq!(f[1].source.as_ref().and_then(|s| s.line), Some(7));
     }
 
+    /// cert-manager's minimum renewBefore is 5m itself: 5m passes, a second less does not.
+    #[test]
+    fn renew_before_of_exactly_five_minutes_is_accepted() {
+        assert!(run(RENEWAL, &cert("  renewBefore: 5m\n")).is_empty());
+        let f = run(RENEWAL, &cert("  renewBefore: 4m59s\n"));
+        assert_eq!(f.len(), 1, "{}", messages(&f));
+        assert!(f[0].message.contains("renewBefore 4m59s is below"), "{}", f[0].message);
+    }
+
     #[test]
     fn renew_before_is_compared_with_the_default_duration() {
         let f = run(RENEWAL, &cert("  renewBefore: 2160h\n"));

@@ -177,6 +177,14 @@ mod tests {
         assert_eq!(f.len(), 1);
         assert_eq!(f[0].severity, Some(Severity::Warning));
         assert!(run(BUNDLE, &bundle_yaml(&good.pem, None)).is_empty());
+        // Both ends are inclusive (RFC 5280 4.1.2.5): valid from and until exactly now is valid.
+        let from_now = testcerts::root_valid("From", datetime!(2026-11-29 12:00 UTC), datetime!(2036-01-01 0:00 UTC));
+        let until_now = testcerts::root_valid("Until", datetime!(2020-01-01 0:00 UTC), datetime!(2026-11-29 12:00 UTC));
+        let f = run(
+            BUNDLE,
+            &bundle_yaml(&format!("{}{}", from_now.pem, until_now.pem), None),
+        );
+        assert!(f.is_empty(), "{}", messages(&f));
     }
 
     #[test]

@@ -229,3 +229,52 @@ fn flags_in_both_forms_and_inside_shell_strings() {
     );
     assert_eq!(https_host("grpc.example.com:443"), None);
 }
+
+/// A listener with no hostname and a route with no hostnames: no listener name is judged, so the
+/// gRPC dial host is judged against that listener's certificate: covered is silent, a
+/// certificate for another name fires on the router's dial flag.
+#[test]
+fn a_dial_host_no_listener_name_judges_is_judged_against_the_listener() {
+    let text = fixture("silent-san-covers-advertised-name-grpc-at-gateway")
+        .replace("      hostname: \"grpc.workers.example.com\"\n", "")
+        .replace("  hostnames:\n    - \"grpc.workers.example.com\"\n", "");
+    assert!(!text.contains("hostname:") && !text.contains("hostnames:"), "{text}");
+    let f = run(SAN, &text);
+    assert!(f.is_empty(), "{}", messages(&f));
+    let other = text.replace(
+        "  dnsNames:\n    - \"grpc.workers.example.com\"",
+        "  dnsNames:\n    - \"other.workers.example.com\"",
+    );
+    let f = run(SAN, &other);
+    assert_eq!(f.len(), 1, "{}", messages(&f));
+    assert!(
+        f[0].message.contains("gRPC dial host grpc.workers.example.com")
+            && f[0].message.contains("ends TLS at listener `worker-grpc`"),
+        "{}",
+        f[0].message
+    );
+}
+
+/// Only a rendered `networking.k8s.io` Ingress is judged by its `spec.tls` hosts: the same
+/// uncovered host under an Ingress of the retired `extensions` group (schema-valid's business)
+/// or under a custom kind with a look-alike `spec.tls` is not an Ingress TLS host.
+#[test]
+fn only_networking_ingresses_have_tls_hosts() {
+    let text = fixture("fires-san-covers-advertised-name-ingress-tls-host");
+    assert_eq!(run(SAN, &text).len(), 1);
+    for (from, to) in [
+        (
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress",
+            "apiVersion: extensions/v1beta1\nkind: Ingress",
+        ),
+        (
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress",
+            "apiVersion: example.io/v1\nkind: Proxy",
+        ),
+    ] {
+        let near = text.replace(from, to);
+        assert_ne!(near, text);
+        let f = run(SAN, &near);
+        assert!(f.is_empty(), "{to}: {}", messages(&f));
+    }
+}
