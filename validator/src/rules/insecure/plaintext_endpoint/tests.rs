@@ -276,6 +276,8 @@ fn server_arguments_in_state_values() {
         json!({"server": {"extraArgs": "-config=/x -log-level=debug"}}),
         json!({"app": {"extraArgs": "--dev"}}),
         json!({"server": {"dev": {"args": "none"}}}),
+        // A list holding a map is no command line.
+        json!({"server": {"extraArgs": [{"name": "x"}, "-dev"]}}),
     ] {
         assert!(fired(rel(local(), values.clone())).is_empty(), "{values}");
     }
