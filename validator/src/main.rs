@@ -212,7 +212,7 @@ fn check(c: &Check) -> i32 {
     // run's file behind for one that did not.
     if let Some(path) = &c.objects {
         let written = match &objects {
-            Some(doc) => report::write_atomically(path, |w: &mut dyn Write| {
+            Some(doc) => report::write_atomically_private(path, |w: &mut dyn Write| {
                 serde_json::to_writer(&mut *w, doc).map_err(std::io::Error::from)
             }),
             None => match std::fs::remove_file(path) {

@@ -125,6 +125,10 @@ fn gate(case: &Case, scratch: &Path) -> Result<(Vec<GateEnv>, Value), String> {
     let doc: Value = serde_json::from_slice(&std::fs::read(&objects).map_err(|e| format!("--objects file: {e}"))?)
         .map_err(|e| format!("--objects file: {e}"))?;
     assert_eq!(doc["schema"], "nvcf-validate/objects/v1");
+    // It holds rendered Secrets: readable by its owner only, whatever the umask.
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(&objects).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "--objects file mode {mode:o}");
     let strs = |v: &Value| -> Vec<String> {
         v.as_array()
             .into_iter()

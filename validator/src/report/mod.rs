@@ -219,7 +219,26 @@ pub fn write_atomically(
     path: &Path,
     write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
 ) -> Result<(), String> {
+    write_atomically_mode(path, 0o666, write)
+}
+
+/// [`write_atomically`] for a file that may hold secrets (`check --objects` carries rendered
+/// Secrets, as `helmfile template` output does): created readable by its owner only (0600), so the
+/// rename never exposes it under the umask's wider default.
+pub fn write_atomically_private(
+    path: &Path,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), String> {
+    write_atomically_mode(path, 0o600, write)
+}
+
+fn write_atomically_mode(
+    path: &Path,
+    mode: u32,
+    write: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+) -> Result<(), String> {
     use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     let fail = |e: std::io::Error| format!("cannot write report to {}: {e}", path.display());
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -236,7 +255,11 @@ pub fn write_atomically(
     tmp_name.push(format!(".{}.tmp", std::process::id()));
     let tmp = dir.join(tmp_name);
     let result = (|| {
-        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&tmp)?;
         let mut w = std::io::BufWriter::new(&mut f);
         write(&mut w)?;
         w.flush()?;
