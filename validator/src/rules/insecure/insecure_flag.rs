@@ -133,7 +133,7 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
             // Values of rendered Secrets this container reads: judged, never shown.
             let secrets = router::secret_values(Some(ctx.graph), router::Pod::of_container(obj, c), c);
             let mut mine: Vec<Finding> = Vec::new();
-            for (written, var, why) in unreadable(Some(ctx.graph), router::Pod::of_container(obj, c), c) {
+            for (written, var, reference, why) in unreadable(Some(ctx.graph), router::Pod::of_container(obj, c), c) {
                 mine.push(
                     container_finding(
                         INSECURE_FLAG,
@@ -141,7 +141,7 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                         c,
                         "",
                         &written,
-                        format!("{who} runs with `{written}`, which the gate cannot read ($({var}): {why}); it may turn TLS or verification off"),
+                        format!("{who} runs with `{written}`, which the gate cannot read ({reference}: {why}); it may turn TLS or verification off"),
                     )
                     .with_help(format!("give `{written}` a value the render shows (a literal env value or a rendered ConfigMap key), so the command line can be judged"))
                     .with_cause(cause(&format!("unreadable:{var}"))),

@@ -150,23 +150,50 @@ fn commands_read(
 /// Elements of a container's command line whose expansion the gate cannot know (a `$(VAR)` from a
 /// Secret, a field reference, an `envFrom` source it cannot list) and that may be an insecure
 /// switch: a whole element that is such a reference (it may be any flag), or a switch of the
-/// table whose value is one (`--tls-skip-verify=$(SKIP)`). `(element as written, variable, why)`.
+/// table whose value is one (`--tls-skip-verify=$(SKIP)`); the same for a script's `$NAME` of such
+/// a container variable (`sh -c`, probes, hooks: as unknown as `$(NAME)`). `(element, variable,
+/// reference as written, why)`.
 pub(crate) fn unreadable<'p>(
     g: Option<&Graph>,
     pod: impl Into<router::Pod<'p>>,
     c: &Value,
-) -> Vec<(String, String, String)> {
+) -> Vec<(String, String, String, String)> {
+    let pod = pod.into();
+    let is_switch = |w: &str| -> Option<String> {
+        let (name, value) = w.trim_start_matches('-').split_once('=')?;
+        (w.starts_with('-') && switch_def(&norm(name)).is_some()).then(|| value.to_string())
+    };
     let raw: Vec<String> = router::command_line(c).map(scalar_text).collect();
     let mut out = Vec::new();
     for (written, e) in raw.iter().zip(router::expand_items(g, pod, c, router::command_line(c))) {
         let Some((var, why)) = e.unknown.first() else { continue };
         let whole = written.trim() == format!("$({var})");
-        let switch = written
-            .trim_start_matches('-')
-            .split_once('=')
-            .is_some_and(|(name, _)| written.starts_with('-') && switch_def(&norm(name)).is_some());
-        if whole || switch {
-            out.push((written.clone(), var.clone(), why.clone()));
+        if whole || is_switch(written).is_some() {
+            out.push((written.clone(), var.clone(), format!("$({var})"), why.clone()));
+        }
+    }
+    let unknown: Vec<(String, String)> = router::effective_env(g, pod, c)
+        .into_iter()
+        .filter_map(|e| match e.value {
+            router::EnvValue::Unknown(why) => Some((e.name, why)),
+            _ => None,
+        })
+        .collect();
+    if unknown.is_empty() {
+        return out;
+    }
+    for (_, cmds) in commands(g, pod, c) {
+        for w in cmds.iter().filter(|cmd| cmd.script).flat_map(|cmd| &cmd.argv) {
+            let value = is_switch(w).unwrap_or_else(|| w.clone());
+            let Some(name) = shell::whole_variable(value.trim()) else {
+                continue;
+            };
+            let Some((var, why)) = unknown.iter().find(|(n, _)| n == name) else {
+                continue;
+            };
+            if !out.iter().any(|(written, ..)| written == w) {
+                out.push((w.clone(), var.clone(), value.trim().to_string(), why.clone()));
+            }
         }
     }
     out

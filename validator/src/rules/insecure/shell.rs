@@ -133,7 +133,7 @@ pub(crate) fn resolve(cmds: &mut [SimpleCommand], env: &[(String, String)]) {
 }
 
 /// The name of a word that is exactly one variable (`$NAME`, `${NAME}`).
-fn whole_variable(w: &str) -> Option<&str> {
+pub(crate) fn whole_variable(w: &str) -> Option<&str> {
     let body = w.strip_prefix('$')?;
     let name = body.strip_prefix('{').and_then(|b| b.strip_suffix('}')).unwrap_or(body);
     is_name(name).then_some(name)

@@ -205,9 +205,9 @@ fn every_source_in_every_place_is_judged_by_its_value() {
 fn a_source_the_render_does_not_hold_is_a_finding_whatever_it_holds() {
     for kind in ["Secret not rendered", "ConfigMap not rendered"] {
         for (place, var, cmd, probe, ..) in places() {
-            // A script's `$VAR` the gate cannot read stays as written; curl's switches are then
-            // only those written (a known limit: the whole argument and the switch forms fire).
-            if place == "sh -c script" || place == "probe exec" {
+            // A script's `$VAR` from such a source fires like `$(VAR)` (`unreadable`); a probe's
+            // exec element is not read for unknown sources (a known limit).
+            if place == "probe exec" {
                 continue;
             }
             let s = source(kind, var, "");
@@ -256,4 +256,44 @@ fn a_secret_is_read_as_the_kubelet_reads_it_and_never_shown() {
         router::hide_secrets("a value of b of", &tricky),
         "a <value of X> b <value of Y>"
     );
+}
+
+/// A script word is unknown only where the variable comes from a source the gate cannot read: one
+/// the container does not set (`$HOME`, the image's) stays silent, one the script sets itself is
+/// read, and a table switch whose value is such a variable fires.
+#[test]
+fn a_script_variable_from_an_unread_source_is_a_finding_and_others_are_not() {
+    let secret_env = json!([{"name": "OPTS", "valueFrom": {"secretKeyRef": {"name": "absent", "key": "k"}}}]);
+    let with = |script: &str| {
+        let c = json!({"name": "c", "image": "quay.io/example/tool:1.2.3", "env": secret_env,
+            "command": ["sh", "-c", script]});
+        let w = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "namespace": "nvcf"},
+            "spec": {"selector": {"matchLabels": {"a": "w"}}, "template": {
+                "metadata": {"labels": {"a": "w"}}, "spec": {"containers": [c]}}}});
+        run(&serde_json::to_string(&w).unwrap())
+    };
+    for script in [
+        "exec curl $OPTS https://a.corp.example.net",
+        "exec curl ${OPTS} https://a.corp.example.net",
+        "exec tool --tls-verify=$OPTS",
+        "X=$OPTS; exec curl $X https://a.corp.example.net",
+    ] {
+        let found = with(script);
+        assert!(
+            found
+                .iter()
+                .any(|f| f.message.contains("cannot read") && f.message.contains("OPTS")),
+            "{script}: {found:#?}"
+        );
+    }
+    for script in [
+        "exec curl $HOME https://a.corp.example.net",
+        "OPTS=-fsS; exec curl $OPTS https://a.corp.example.net",
+    ] {
+        let found = with(script);
+        assert!(
+            !found.iter().any(|f| f.message.contains("cannot read")),
+            "{script}: {found:#?}"
+        );
+    }
 }
