@@ -13,14 +13,13 @@
 
 mod support;
 use support::openbao::*;
-use support::tool;
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Output;
+use std::time::Duration;
 
 use nvcf_validate::pki;
 use rcgen::ExtendedKeyUsagePurpose;

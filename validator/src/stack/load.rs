@@ -484,22 +484,16 @@ pub fn hook_actions(release: &Value) -> Vec<crate::stack::ClusterRead> {
     for h in release.get("hooks").and_then(Value::as_array).into_iter().flatten() {
         let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
         let command = text(h.get("command"));
-        let args: Vec<String> = h
-            .get("args")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect();
-        let events: Vec<String> = h
-            .get("events")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string)
-            .collect();
+        let strings = |key: &str| -> Vec<String> {
+            h.get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(str::to_string)
+                .collect()
+        };
+        let (args, events) = (strings("args"), strings("events"));
         let names = |list: &[&str]| {
             std::iter::once(command.as_str())
                 .chain(args.iter().map(String::as_str))
