@@ -225,8 +225,8 @@ mod tests {
     use super::*;
     use std::process::Command;
 
-    /// The offline front over a stub "real helm" that records what reaches it.
-    fn offline_front(d: &Path) -> (PathBuf, PathBuf) {
+    /// Tools whose "real helm" is a stub in `d` that records its arguments, and that record.
+    fn recording_helm(d: &Path) -> (Tools, PathBuf) {
         use std::os::unix::fs::PermissionsExt;
         let log = d.join("real.log");
         let real = d.join("real-helm");
@@ -239,6 +239,12 @@ mod tests {
             writable: None,
             ns: None,
         };
+        (tools, log)
+    }
+
+    /// The offline front over a stub "real helm" that records what reaches it.
+    fn offline_front(d: &Path) -> (PathBuf, PathBuf) {
+        let (tools, log) = recording_helm(d);
         let dir = d.join("front");
         std::fs::create_dir_all(&dir).unwrap();
         let answer = d.join("client-short");
@@ -400,19 +406,8 @@ mod tests {
 
     #[test]
     fn until_the_check_answered_the_version_question_reaches_helm() {
-        use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();
-        let log = d.path().join("real.log");
-        let real = d.path().join("real-helm");
-        std::fs::write(&real, format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display())).unwrap();
-        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let tools = Tools {
-            helmfile: PathBuf::from("/bin/false"),
-            helm: real,
-            env: Vec::new(),
-            writable: None,
-            ns: None,
-        };
+        let (tools, log) = recording_helm(d.path());
         let answer = d.path().join("client-short");
         let t = front(&tools, None, true, Some(&answer), d.path()).unwrap();
         assert_eq!(call(&t.helm, d.path(), &["version", "--client", "--short"]).0, 0);
