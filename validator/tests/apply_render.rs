@@ -59,41 +59,57 @@ fn state(stack: &Path, releases: &[&str], extra: &str) {
     write(&stack.join("helmfile.yaml"), &s);
 }
 
-/// `(exit code, [(rule, release, "object-name message")], stderr)` of `check --offline --no-cache`.
-fn check(stack: &Path) -> (i32, Vec<(String, String, String)>, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(stack)
-        .args(["check", "--file", ".", "--offline", "--no-cache", "--format", "json"])
+/// The gate run in `stack` with the pinned tools and clock (and `HELM_PLUGINS` when given):
+/// `(exit code, the JSON report, stderr)`.
+fn run_gate(stack: &Path, args: &[&str], plugins: Option<&Path>) -> (i32, serde_json::Value, String) {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
+    c.current_dir(stack)
+        .args(args)
         .env("PATH", path_with_tools())
         .env("HOME", stack.join(".home"))
         .env("XDG_CACHE_HOME", stack.join(".cache"))
         .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
         .env("NVCF_HELM", tool("helm"))
-        .env("NVCF_HELMFILE", tool("helmfile"))
-        .output()
-        .unwrap();
+        .env("NVCF_HELMFILE", tool("helmfile"));
+    if let Some(plugins) = plugins {
+        c.env("HELM_PLUGINS", plugins);
+    }
+    let out = c.output().unwrap();
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    let findings = report["findings"]
+    (
+        out.status.code().unwrap_or(-1),
+        report,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `[(rule, release, text)]` of a report; `text` is the message, after the object's name when
+/// `with_name`.
+fn findings_of(report: &serde_json::Value, with_name: bool) -> Vec<(String, String, String)> {
+    report["findings"]
         .as_array()
         .into_iter()
         .flatten()
         .map(|f| {
+            let message = f["message"].as_str().unwrap_or("");
             (
                 f["rule"].as_str().unwrap_or("").to_string(),
                 f["release"].as_str().unwrap_or("").to_string(),
-                format!(
-                    "{} {}",
-                    f["object"]["name"].as_str().unwrap_or(""),
-                    f["message"].as_str().unwrap_or("")
-                ),
+                if with_name {
+                    format!("{} {message}", f["object"]["name"].as_str().unwrap_or(""))
+                } else {
+                    message.to_string()
+                },
             )
         })
-        .collect();
-    (
-        out.status.code().unwrap_or(-1),
-        findings,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        .collect()
+}
+
+/// `(exit code, [(rule, release, "object-name message")], stderr)` of `check --offline --no-cache`.
+fn check(stack: &Path) -> (i32, Vec<(String, String, String)>, String) {
+    let args = ["check", "--file", ".", "--offline", "--no-cache", "--format", "json"];
+    let (code, report, stderr) = run_gate(stack, &args, None);
+    (code, findings_of(&report, true), stderr)
 }
 
 fn image_pinned_on(findings: &[(String, String, String)], object: &str) -> bool {
@@ -236,36 +252,8 @@ fn check_with_plugins(stack: &Path, plugins: &Path, cache: bool) -> (i32, Vec<(S
     if !cache {
         args.push("--no-cache");
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(stack)
-        .args(&args)
-        .env("PATH", path_with_tools())
-        .env("HOME", stack.join(".home"))
-        .env("XDG_CACHE_HOME", stack.join(".cache"))
-        .env("HELM_PLUGINS", plugins)
-        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
-        .env("NVCF_HELM", tool("helm"))
-        .env("NVCF_HELMFILE", tool("helmfile"))
-        .output()
-        .unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    let findings = report["findings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|f| {
-            (
-                f["rule"].as_str().unwrap_or("").to_string(),
-                f["release"].as_str().unwrap_or("").to_string(),
-                f["message"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect();
-    (
-        out.status.code().unwrap_or(-1),
-        findings,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (code, report, stderr) = run_gate(stack, &args, Some(plugins));
+    (code, findings_of(&report, false), stderr)
 }
 
 /// A post-renderer plugin runs inside the seal on the rendered stream, as helm runs it at apply:
