@@ -128,7 +128,7 @@ pub fn read(name: &str, text: &str) -> Content {
         "conf" => Some(hcl(text).or_else(|| ini(text))),
         "html" | "htm" | "xhtml" | "xml" | "svg" | "md" | "markdown" | "txt" | "rst" | "adoc" | "css" | "js"
         | "mjs" => return Content::Markup,
-        "sh" | "bash" | "zsh" | "ksh" | "ash" => return Content::Script,
+        e if crate::shell::is_shell(e) => return Content::Script,
         _ => None,
     };
     if let Some(Some(c)) = by_ext {
@@ -363,6 +363,10 @@ mod tests {
         assert_eq!(read("index.html", "<p>"), Content::Markup);
         assert_eq!(read("README.md", "# x\nsee http://a"), Content::Markup);
         assert_eq!(read("run.sh", "curl http://x"), Content::Script);
+        // Every shell of the one table names a script file by its extension.
+        for sh in crate::shell::SHELLS {
+            assert_eq!(read(&format!("run.{sh}"), "a = b"), Content::Script, "{sh}");
+        }
         assert_eq!(read("n", "#!/bin/bash\n"), Content::Script);
         assert_eq!(
             read("nginx.conf", "server { listen 80; proxy_pass http://b:8080; }"),

@@ -22,6 +22,7 @@ pub mod router;
 pub mod rules;
 pub mod schema;
 pub mod scope;
+pub mod shell;
 pub mod sink;
 pub mod stack;
 #[cfg(test)]

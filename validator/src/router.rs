@@ -186,12 +186,11 @@ impl<'a> Pod<'a> {
         let mut pod = Pod::of(obj);
         if pod.template.is_none() {
             if let Some(spec) = obj.pod_spec_of(c) {
-                pod.template = crate::pod_shape::find(&obj.body)
-                    .pod_specs
-                    .into_iter()
+                pod.template = obj
+                    .found_pod_specs()
                     .find(|(_, v)| std::ptr::eq(*v, spec))
-                    .and_then(|(ptr, _)| ptr.strip_suffix("/spec").map(str::to_string))
-                    .and_then(|t| obj.at(&t))
+                    .and_then(|(ptr, _)| ptr.strip_suffix("/spec"))
+                    .and_then(|t| obj.at(t))
                     .filter(|t| t.get("metadata").is_some());
             }
         }
@@ -500,8 +499,6 @@ pub struct Flags {
 /// (name, why), and whether it came from a shell script (read leniently).
 type Word = (String, Vec<(String, String)>, bool);
 
-const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh"];
-
 /// The flags of a container from `command` + `args` after Kubernetes' `$(VAR)` expansion from its
 /// env (ConfigMaps from `g`, in namespace `ns`), read as Go's `flag` package reads them: `-f`,
 /// `--f`, `-f=v`, `--f=v`, `-f v` (the router's flags all take a value, so the next argument is
@@ -523,7 +520,7 @@ pub fn read_flags(g: Option<&Graph>, ns: &str, container: &Value) -> Flags {
         .and_then(Value::as_array)
         .is_some_and(|a| !a.is_empty());
     let program = command.first().map(|p| p.rsplit('/').next().unwrap_or(p)).unwrap_or("");
-    let shell = SHELLS.contains(&program);
+    let shell = crate::shell::is_shell(program);
     // Words, each with the unknown references of the element it came from.
     let mut words: Vec<Word> = Vec::new();
     for (i, el) in command_line(container).filter_map(Value::as_str).enumerate() {

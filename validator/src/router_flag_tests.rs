@@ -119,6 +119,13 @@ fn the_program_is_the_first_element_of_a_non_empty_command() {
     let f = flags(json!({"command": ["/bin/sh", "-c", "cd /app && exec ./router --tls-cert-path /c"]}));
     assert!(names(&f).contains(&TLS_CERT_PATH), "{f:?}");
     assert!(f.ignored.is_empty(), "{f:?}");
+    // Every program of the one shell table (`crate::shell::SHELLS`) is read leniently here too; a
+    // program that is none stops at its first positional.
+    for sh in crate::shell::SHELLS.iter().chain(&["busybox-sh"]) {
+        let f = flags(json!({"command": [format!("/usr/bin/{sh}"), "cd", "--tls-cert-path=/c"]}));
+        let shell = crate::shell::SHELLS.contains(sh);
+        assert_eq!(f.ignored.is_empty(), shell, "{sh}: {f:?}");
+    }
     // Not a shell: the same words as separate arguments stop at the first positional.
     let f = flags(json!({"command": ["/app/router"], "args": ["cd", "--tls-cert-path", "/c"]}));
     assert!(f.flags.is_empty(), "{f:?}");

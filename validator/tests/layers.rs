@@ -21,7 +21,7 @@ use syn::visit::Visit;
 /// Bottom to top. A module may use its own layer (without a cycle) and the layers below it.
 #[rustfmt::skip]
 const LAYERS: &[(&str, &[&str], &str)] = &[
-    ("Yaml",   &["meaning", "pki", "redact", "yaml"], "leaf libraries: text, values by meaning, echo limits, X.509"),
+    ("Yaml",   &["meaning", "pki", "redact", "shell", "yaml"], "leaf libraries: text, values by meaning, shell words, echo limits, X.509"),
     ("Tools",  &["tools"], "running helm/helmfile; their output, paths, build documents"),
     ("Stack",  &["stack"], "helmfile state model, lock, Options"),
     ("Render", &["pipeline", "render"], "rendered docs, Provenance, ReleaseStatus, cache"),

@@ -32,7 +32,7 @@ mod insecure_flag;
 mod plaintext_endpoint;
 mod server_config;
 mod servers;
-pub(crate) mod shell;
+use crate::shell;
 mod switches;
 use env::*;
 use server_config::disables_tls;

@@ -14,8 +14,9 @@ mod sources;
 mod tests;
 
 use super::*;
-use crate::rules::insecure::{commands_as_written, container_finding, shell};
+use crate::rules::insecure::{commands_as_written, container_finding};
 use crate::rules::{show_path, walk_values};
+use crate::shell;
 use crate::stack::Release;
 use script::*;
 use sources::*;

@@ -40,7 +40,17 @@ pub(crate) fn basename(w: &str) -> &str {
 
 const MAX_DEPTH: usize = 8;
 
-const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"];
+/// Programs that run their `-c` argument as POSIX shell text (`sh -c SCRIPT`, `bash -lc SCRIPT`):
+/// the one list of shells, read by this reader, by the router's flag reader
+/// (`crate::router::read_flags`) and by the configuration-file reader (a `.bash` file is a
+/// script). Sources: POSIX.1-2017 `sh` (`-c`); the manual pages of bash(1), dash(1), BusyBox
+/// `ash`, zsh(1), ksh93(1) and mksh(1).
+pub const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"];
+
+/// Whether `program` (a path or a name) is one of the [`SHELLS`].
+pub fn is_shell(program: &str) -> bool {
+    SHELLS.contains(&basename(program))
+}
 
 /// The simple commands of an exec-style argv (`["sh", "-c", "script"]`, `["bao", "status",
 /// "-tls-skip-verify"]`). An element holding several words or shell punctuation (`"--flag
@@ -178,7 +188,7 @@ fn parameters(w: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
 
 /// `sh -c` (or `-ec`, `-euxc`, …) ends `words`: the next element is a script.
 fn shell_script_follows(words: &[String]) -> bool {
-    let Some(i) = words.iter().position(|w| SHELLS.contains(&basename(w))) else {
+    let Some(i) = words.iter().position(|w| is_shell(w)) else {
         return false;
     };
     words[i + 1..].iter().all(|w| w.starts_with('-')) && words[i + 1..].iter().any(|w| is_c_flag(w))
@@ -247,7 +257,7 @@ fn simple(words: Vec<String>, depth: usize, out: &mut Vec<SimpleCommand>) {
         }
     }
     cmd.argv = it.collect();
-    if cmd.argv.first().is_some_and(|w| SHELLS.contains(&basename(w))) {
+    if cmd.argv.first().is_some_and(|w| is_shell(w)) {
         // `sh [-e] -c SCRIPT [$0 …]`: the script's commands are what runs.
         let flags = cmd.argv[1..].iter().take_while(|w| w.starts_with('-')).count();
         if cmd.argv[1..1 + flags].iter().any(|w| is_c_flag(w)) {
