@@ -183,16 +183,22 @@ pub(crate) fn unreadable<'p>(
         return out;
     }
     for (_, cmds) in commands(g, pod, c) {
-        for w in cmds.iter().filter(|cmd| cmd.script).flat_map(|cmd| &cmd.argv) {
-            let value = is_switch(w).unwrap_or_else(|| w.clone());
-            let Some(name) = shell::whole_variable(value.trim()) else {
-                continue;
-            };
-            let Some((var, why)) = unknown.iter().find(|(n, _)| n == name) else {
-                continue;
-            };
-            if !out.iter().any(|(written, ..)| written == w) {
-                out.push((w.clone(), var.clone(), value.trim().to_string(), why.clone()));
+        for cmd in cmds.iter().filter(|cmd| cmd.script) {
+            for (i, w) in cmd.argv.iter().enumerate() {
+                // A whole word `$NAME` / `"$NAME"`, or a switch's value (`--x=$NAME`); a quoted
+                // `'$NAME'` is literal text, not a variable.
+                let Some((before, name, written)) = cmd.variable_at(i) else {
+                    continue;
+                };
+                if !(before.is_empty() || before.ends_with('=') && is_switch(w).is_some()) {
+                    continue;
+                }
+                let Some((var, why)) = unknown.iter().find(|(n, _)| n == name) else {
+                    continue;
+                };
+                if !out.iter().any(|(seen, ..)| seen == w) {
+                    out.push((w.clone(), var.clone(), written.to_string(), why.clone()));
+                }
             }
         }
     }
