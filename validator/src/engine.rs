@@ -264,12 +264,36 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>, Vec<RenderedFor>)> {
         let mut named: Vec<&str> = unexplained.iter().map(|(e, _)| *e).collect();
         named.sort();
         named.dedup();
-        cause = Some(format!(
-            "{} of {} environments: helmfile could not render the stack, and no standing state finding explains why:\n{}",
+        // Cause first: each environment's first line (the file, the release or object, the fix),
+        // then how many failed, then helmfile's own words for each.
+        let (heads, words): (Vec<&str>, Vec<String>) = unexplained
+            .iter()
+            .map(|(e, l)| {
+                let (head, rest) = l.split_once('\n').unwrap_or((l.as_str(), ""));
+                (
+                    head,
+                    if rest.is_empty() {
+                        String::new()
+                    } else {
+                        format!("environment {e}: {rest}")
+                    },
+                )
+            })
+            .unzip();
+        let words: Vec<String> = words.into_iter().filter(|w| !w.is_empty()).collect();
+        cause = Some(
+            format!(
+            "{}\n({} of {} environments: helmfile could not render the stack, and no standing state finding explains \
+             why{})\n{}",
+            heads.join("\n"),
             named.len(),
             environments.len(),
-            unexplained.iter().map(|(_, l)| l.as_str()).collect::<Vec<_>>().join("\n")
-        ));
+            if words.is_empty() { "" } else { "; helmfile's words follow" },
+            words.join("\n")
+        )
+            .trim_end()
+            .to_string(),
+        );
     } else if args.require_rendered {
         let missing: Vec<String> = environments
             .iter()

@@ -12,7 +12,8 @@
 //!   shapes' hooks and `exec` calls write into (`REALWORLD_OUTSIDE`) are unchanged afterwards;
 //! - each shape's `expect` file says what the report must show (`exit:`, `finding:`,
 //!   `no-finding:`, `rendered:`, `not-rendered:`, `absent:`, `render-error: ENV TEXT` (the JSON
-//!   report's environment carries that error), `stderr:`, `stderr-lacks:`; `args:`, `env:` and
+//!   report's environment carries that error), `stderr:`, `stderr-lacks:`, `first-line:` (the
+//!   first line of stderr holds TEXT: the release or object an exit 2 is about); `args:`, `env:` and
 //!   `hide:` (a tool left off PATH) set up the run, and `--file` in `args:` replaces the default
 //!   `--file .`). Every line is checked; all shapes run and all failures are listed together.
 //!
@@ -324,12 +325,26 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
                     fail(format!("stderr lacks `{v}`"));
                 }
             }
+            "first-line" => {
+                let first = stderr.lines().next().unwrap_or("");
+                if !first.contains(v.as_str()) {
+                    fail(format!("the first line of stderr lacks `{v}`: {first}"));
+                }
+            }
             "stderr-lacks" => {
                 if stderr.contains(v.as_str()) || stdout.contains(v.as_str()) {
                     fail(format!("the output shows `{v}`"));
                 }
             }
             other => fail(format!("unknown expectation `{other}`")),
+        }
+    }
+    if code == 2 {
+        for m in refusal_defects(stderr.lines().next().unwrap_or(""), &stack) {
+            fail(m);
+        }
+        if !expect.checks.iter().any(|(k, _)| k == "first-line") {
+            fail("exits 2 but its expect has no `first-line:` naming the release or object refused".into());
         }
     }
     // The warm run: the same verdict (exit code and findings) as the cold one.
@@ -358,6 +373,67 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
         fails.push(format!("{name}: stderr was:\n{}", stderr.trim()));
     }
     fails
+}
+
+/// What an exit-2 message's first line lacks: it must put the cause first, naming a file of the
+/// stack (`FILE:` or `FILE:LINE:`) and carrying the fix after `; `, never a generic headline or a
+/// pointer to helmfile's words in place of the cause.
+fn refusal_defects(first: &str, stack: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(rest) = first.strip_prefix("nvcf-validate: could not validate ") else {
+        return vec![format!("the first line of stderr is not the refusal: `{first}`")];
+    };
+    // `stack .: ` (what was validated), then the cause.
+    let cause = rest.split_once(": ").map(|(_, c)| c).unwrap_or("");
+    let names_file = cause.split_whitespace().any(|w| {
+        let w = w.trim_end_matches(':');
+        let path = match w.rsplit_once(':') {
+            Some((p, n)) if n.chars().all(|c| c.is_ascii_digit()) && !n.is_empty() => p,
+            _ => w,
+        };
+        !path.is_empty() && stack.join(path).exists()
+    });
+    if !names_file {
+        out.push(format!("the first line names no file of the stack: `{first}`"));
+    }
+    match cause.split_once("; ") {
+        Some((_, fix)) if fix.split_whitespace().count() >= 3 => {}
+        _ => out.push(format!("the first line carries no fix after `; `: `{first}`")),
+    }
+    for generic in [
+        "could not render the stack",
+        "helmfile's words below",
+        "run the same helmfile command",
+        "fix what helmfile names there",
+    ] {
+        if cause.contains(generic) {
+            out.push(format!("the first line is generic (`{generic}`): `{first}`"));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_refusal_line_must_name_a_file_and_a_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("helmfile.yaml"), "releases: []\n").unwrap();
+    let ok = "nvcf-validate: could not validate stack .: environment default: helmfile.yaml:3: release app: it \
+              fails; set X and run again";
+    assert!(
+        refusal_defects(ok, dir.path()).is_empty(),
+        "{:?}",
+        refusal_defects(ok, dir.path())
+    );
+    for bad in [
+        "nvcf-validate: could not validate stack .: 1 of 1 environments: helmfile could not render the stack, and \
+         no standing state finding explains why:",
+        "nvcf-validate: could not validate stack .: environment default: other.yaml: it fails; set X and run again",
+        "nvcf-validate: could not validate stack .: environment default: helmfile.yaml: it fails (helmfile's words \
+         below)",
+        "environment default: helmfile.yaml: it fails; set X and run again",
+    ] {
+        assert!(!refusal_defects(bad, dir.path()).is_empty(), "{bad}");
+    }
 }
 
 /// The helm behind the front: records each call (marking calls that name no local chart as

@@ -242,12 +242,15 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
         // Already said (see `pipeline::undeclared`), helmfile's words below it.
         return text;
     }
-    let head = if let Some(h) = sealed_tools_failure(&text, &file, &mode) {
+    let head = if let Some(h) = sealed_tools_failure(&text, &file, &mode, inputs.root) {
         h
     } else if let Some(var) = required_env(&text) {
+        let (place, release) = template_place(&text, inputs);
         format!(
-            "{file}: the state requires the environment variable {var} (`requiredEnv`), which is not set; \
-             set {var} (any placeholder value will do for a check) and run again"
+            "{}: {}the state requires the environment variable {var} (`requiredEnv`), which is not set; \
+             set {var} (any placeholder value will do for a check) and run again",
+            place.unwrap_or_else(|| file.clone()),
+            release.map(|r| format!("release {r}: ")).unwrap_or_default()
         )
     } else if let Some(m) = unknown_field(&text) {
         format!("{file}: {m}{}", newer_helmfile())
@@ -261,14 +264,47 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
             newer_helmfile()
         )
     } else if text.contains("nvcf-validate --offline: `git") {
+        let entry = std::fs::read_to_string(inputs.root.join(&file))
+            .ok()
+            .and_then(|s| crate::stack::load::first_remote_entry(&s));
+        let (place, what) = match entry {
+            Some((line, url)) => (format!("{file}:{line}"), format!("the remote helmfile {url}")),
+            None => (file.clone(), "a remote helmfile (`git::…` in `helmfiles:`)".to_string()),
+        };
         format!(
-            "{file}: the state loads a remote helmfile (`git::…` in `helmfiles:`), which cannot be fetched --offline \
-             (offline runs are sealed); vendor that state into the repository, or run online"
+            "{place}: the state loads {what}, which cannot be fetched --offline (offline runs are sealed); vendor that \
+             state into the repository, or run online"
         )
-    } else if text.contains("nvcf-validate --offline: `") {
+    } else if let Some(refused) = sealed_refusal(&text) {
+        // A hook helmfile names (`hook[CMD]: command `CMD` failed`), found in the state's text.
+        let hook_cmd = text
+            .split("]: command `")
+            .nth(1)
+            .and_then(|r| r.split('`').next())
+            .map(str::to_string);
+        let source = std::fs::read_to_string(inputs.root.join(&file)).unwrap_or_default();
+        let hook = hook_cmd
+            .as_deref()
+            .and_then(|c| crate::stack::load::hook_command_at(&source, c));
+        let (place, release) = match &hook {
+            Some((l, _)) => (
+                format!("{file}:{l}"),
+                crate::stack::load::release_at(&source, *l).map(|(r, _)| format!("release {r}: ")),
+            ),
+            None => {
+                let (p, r) = template_place(&text, inputs);
+                (p.unwrap_or_else(|| file.clone()), r.map(|r| format!("release {r}: ")))
+            }
+        };
+        let what = match &hook {
+            Some((_, ev)) if !ev.is_empty() => format!("its {} hook", ev.join("/")),
+            Some(_) => "a hook".to_string(),
+            None => "a hook or template `exec`".to_string(),
+        };
         format!(
-            "{file}: a hook or template of the state runs a command that --offline refuses (offline runs are sealed: \
-             no network, no cluster); guard it with an environment, or run online"
+            "{place}: {}{what} runs `{refused}`, which --offline refuses (offline runs are sealed: no network, no \
+             cluster, no host sockets); guard it behind an environment the gate does not check, or run online",
+            release.unwrap_or_default()
         )
     } else if let Some((name, ns)) = duplicate(&text) {
         let id = if ns.is_empty() { name } else { format!("{ns}/{name}") };
@@ -286,8 +322,33 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
                 if sealed { " (offline runs are sealed)" } else { "" },
                 if sealed { ", or run online" } else { "" }
             )
+        } else if let Some(cmd) = missing_executable(p) {
+            let source = std::fs::read_to_string(inputs.root.join(&file)).unwrap_or_default();
+            let hook = crate::stack::load::hook_command_at(&source, &cmd);
+            let place = hook
+                .as_ref()
+                .map(|(l, _)| format!("{file}:{l}"))
+                .unwrap_or_else(|| file.clone());
+            let release = hook
+                .as_ref()
+                .and_then(|(l, _)| crate::stack::load::release_at(&source, *l))
+                .map(|(r, _)| format!("release {r}: "))
+                .unwrap_or_default();
+            let events = hook
+                .map(|(_, e)| e.join("/"))
+                .filter(|e| !e.is_empty())
+                .map(|e| format!("{e} "))
+                .unwrap_or_default();
+            format!(
+                "{place}: {release}a {events}hook runs `{cmd}`, which is not installed where the gate runs (helmfile \
+                 crashes: executable file not found in $PATH); install `{cmd}` on PATH, or remove the hook or guard it \
+                 behind an environment"
+            )
         } else {
-            format!("{file}: {what} while loading environment {env}; run the same helmfile command to see it")
+            format!(
+                "{file}: {what} while loading environment {env}; run `helmfile -e {env} build` on the state to see \
+                 where it crashes, and change what it names"
+            )
         }
     } else if network(&text) {
         if let Some(cmd) = exec_command(&text) {
@@ -314,6 +375,18 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
                 )
             }
         }
+    } else if let Some(x) = failed_exec(&text) {
+        let (place, release) = template_place(&text, inputs);
+        let place = place.unwrap_or_else(|| file.clone());
+        format!(
+            "{place}: {}the state's template calls `exec` of `{}`, which failed ({}{}); make the command succeed where \
+             the gate runs (the tool installed, the files and variables it reads present), or take the value from a \
+             values file or an environment variable instead",
+            release.map(|r| format!("release {r}: ")).unwrap_or_default(),
+            x.command,
+            x.status,
+            x.error.map(|e| format!(": {e}")).unwrap_or_default()
+        )
     } else if text.contains("no releases found that matches specified selector") && text.contains("environment(") {
         format!(
             "{file}: environment {env} is not declared by any state here, or its states declare no releases; check \
@@ -321,11 +394,14 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
         )
     } else if let Some(what) = describe(&n) {
         format!(
-            "{file}: helmfile could not load {what} for environment {env}: {}",
+            "{file}: helmfile could not load {what} for environment {env}: {}; fix what helmfile names there",
             cause(&text)
         )
     } else {
-        format!("{file}: helmfile could not load environment {env}: {}", cause(&text))
+        format!(
+            "{file}: helmfile could not load environment {env}: {}; fix what helmfile names there",
+            cause(&text)
+        )
     };
     format!("{head}\n{text}")
 }
@@ -425,7 +501,7 @@ pub fn explain_template(text: &str, inputs: &Inputs, env: &str) -> TemplateFailu
         )
     } else {
         format!(
-            "{file}: helmfile could not render {what} in environment {env}: {}",
+            "{file}: helmfile could not render {what} in environment {env}: {}; fix what helmfile names there",
             cause(text)
         )
     };
@@ -510,7 +586,10 @@ fn undefined_function(text: &str) -> Option<String> {
 
 /// Failures the sealed tools explain themselves (`crate::tools`): a remote file helmfile
 /// downloads itself (go-getter) and a missing `kustomize`.
-fn sealed_tools_failure(text: &str, file: &str, mode: &str) -> Option<String> {
+fn sealed_tools_failure(text: &str, file: &str, mode: &str, root: &Path) -> Option<String> {
+    let remote_entry = std::fs::read_to_string(root.join(file))
+        .ok()
+        .and_then(|s| crate::stack::load::first_remote_entry(&s));
     if let Some(named) = text
         .lines()
         .find_map(|l| l.trim().strip_prefix(crate::tools::remote::HEADLINE))
@@ -528,6 +607,13 @@ fn sealed_tools_failure(text: &str, file: &str, mode: &str) -> Option<String> {
                  `secrets:`, `bases:` or `helmfiles:` entry that is an http(s)://, s3:// or git:: URL); check that \
                  it is reachable, or vendor it into the repository"
             ),
+            (true, _) if remote_entry.is_some() => {
+                let (line, url) = remote_entry.clone().unwrap_or_default();
+                format!(
+                    "{file}:{line}: the state names {url}, a remote file that helmfile downloads itself (go-getter), \
+                     which this run ({mode}) cannot fetch (offline runs are sealed); {fix}"
+                )
+            }
             (true, _) => format!(
                 "{file}: helmfile tried to download a remote file itself (go-getter: a `values:`, `secrets:`, \
                  `bases:` or `helmfiles:` entry that is an http(s)://, s3:// or git:: URL), which this run ({mode}) \
@@ -536,8 +622,16 @@ fn sealed_tools_failure(text: &str, file: &str, mode: &str) -> Option<String> {
         });
     }
     if text.contains("failed reading adhoc dependencies") {
+        let named = std::fs::read_to_string(root.join(file))
+            .map(|s| crate::stack::load::releases_with(&s, "dependencies"))
+            .unwrap_or_default();
+        let who = match named.as_slice() {
+            [] => "a release has".to_string(),
+            [one] => format!("release {one} has"),
+            many => format!("releases {} have", many.join(", ")),
+        };
         return Some(format!(
-            "{file}: a release has `dependencies:` (chart dependencies added by helmfile) from a chart repository, \
+            "{file}: {who} `dependencies:` (chart dependencies added by helmfile) from a chart repository, \
              which helmfile resolves through helm's repository list while loading the state; this run ({mode}) has \
              none (offline runs are sealed: nothing is added or fetched); move the dependency into a local chart's \
              charts/ directory, or run online"
@@ -558,6 +652,77 @@ fn sealed_tools_failure(text: &str, file: &str, mode: &str) -> Option<String> {
         ));
     }
     None
+}
+
+/// A template `exec` that ran and failed: helmfile's `error calling exec: CMD exited with status
+/// N:` and the command's first line of error output below it.
+struct FailedExec {
+    command: String,
+    status: String,
+    error: Option<String>,
+}
+
+fn failed_exec(text: &str) -> Option<FailedExec> {
+    let mut lines = text.lines();
+    let (command, status) = lines.by_ref().find_map(|l| {
+        let rest = &l[l.find("error calling exec: ")? + "error calling exec: ".len()..];
+        let (cmd, status) = rest.split_once(" exited with status ")?;
+        Some((cmd.to_string(), status.trim_end_matches(':').trim().to_string()))
+    })?;
+    let error = lines
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("at ") && !l.starts_with("helmfile "))
+        .map(|l| crate::redact::cap(&crate::redact::tool_output(l), 200));
+    Some(FailedExec {
+        command: crate::redact::cap(&crate::redact::tool_output(&command), 160),
+        status: format!("exit status {status}"),
+        error,
+    })
+}
+
+/// The command helmfile could not find: `exec: "NAME": executable file not found`.
+fn missing_executable(text: &str) -> Option<String> {
+    let at = text.find("exec: \"")?;
+    let rest = &text[at + "exec: \"".len()..];
+    let (name, after) = rest.split_once('"')?;
+    (after.starts_with(": executable file not found") && !name.is_empty() && name.len() <= 120)
+        .then(|| name.to_string())
+}
+
+/// Where a state template failed: helmfile's `error during F.part.N parsing: template:
+/// stringTemplate:L:C` read as the state file's own line (parts are split at `\n---\n`), and the
+/// release whose declaration holds it.
+fn template_place(text: &str, inputs: &Inputs) -> (Option<String>, Option<String>) {
+    let parsed = (|| {
+        let rest = &text[text.find(".part.")? + ".part.".len()..];
+        let (part, rest) = rest.split_once(' ')?;
+        let part: usize = part.parse().ok()?;
+        let rest = &rest[rest.find("stringTemplate:")? + "stringTemplate:".len()..];
+        let line: usize = rest.split(':').next()?.parse().ok()?;
+        Some((part, line))
+    })();
+    let file = state_file(text, inputs);
+    let Some((part, line)) = parsed else {
+        return (None, None);
+    };
+    let Ok(source) = std::fs::read_to_string(inputs.root.join(&file)) else {
+        return (None, None);
+    };
+    let parts: Vec<&str> = source.split("\n---\n").collect();
+    if part >= parts.len() {
+        return (None, None);
+    }
+    let before: usize = parts[..part].iter().map(|p| p.matches('\n').count() + 2).sum();
+    let at = before + line;
+    let release = crate::stack::load::release_at(&source, at).map(|(r, _)| r);
+    (Some(format!("{file}:{at}")), release)
+}
+
+/// The command the seal refused: `nvcf-validate --offline: `CMD` refused`.
+fn sealed_refusal(text: &str) -> Option<String> {
+    let rest = &text[text.find("nvcf-validate --offline: `")? + "nvcf-validate --offline: `".len()..];
+    let cmd = rest.split('`').next()?;
+    Some(crate::redact::cap(&crate::redact::tool_output(cmd), 160))
 }
 
 fn required_env(text: &str) -> Option<String> {
@@ -679,21 +844,30 @@ mod tests {
         assert!(network("curl: (56) Proxy CONNECT aborted"));
         assert!(!network("template: parse error"));
         let k = "in ./h.yaml: [exit status 127\n  COMMAND:\n    kustomize build /tmp/s/w/tmp/chartify123/apps/app --output x\n  OUTPUT:\n    nvcf-validate: `kustomize build` cannot run: kustomize is not installed, and helmfile";
-        let h = sealed_tools_failure(k, "h.yaml", "--offline").unwrap();
+        let h = sealed_tools_failure(k, "h.yaml", "--offline", Path::new("/nonexistent")).unwrap();
         assert!(
             h.starts_with("h.yaml: release apps/app has strategicMergePatches"),
             "{h}"
         );
         let r = "nvcf-validate: remote file: \nhelmfile build failed";
-        assert!(sealed_tools_failure(r, "h.yaml", "--offline")
-            .unwrap()
-            .starts_with("h.yaml: helmfile tried"));
+        assert!(
+            sealed_tools_failure(r, "h.yaml", "--offline", Path::new("/nonexistent"))
+                .unwrap()
+                .starts_with("h.yaml: helmfile tried")
+        );
         let r = "nvcf-validate: remote file: h.yaml: release a/b takes values from https://x/v.yaml\n";
-        assert!(sealed_tools_failure(r, "h.yaml", "--offline")
-            .unwrap()
-            .starts_with("h.yaml: release a/b takes values from https://x/v.yaml: a remote file"));
+        assert!(
+            sealed_tools_failure(r, "h.yaml", "--offline", Path::new("/nonexistent"))
+                .unwrap()
+                .starts_with("h.yaml: release a/b takes values from https://x/v.yaml: a remote file")
+        );
         assert_eq!(
-            sealed_tools_failure("template: parse error", "h.yaml", "--offline"),
+            sealed_tools_failure(
+                "template: parse error",
+                "h.yaml",
+                "--offline",
+                Path::new("/nonexistent")
+            ),
             None
         );
     }
@@ -721,6 +895,77 @@ mod tests {
             "{m}"
         );
         assert_eq!(unknown_field("field of view"), None);
+    }
+
+    /// A failed `exec`, a missing hook command and a sealed refusal: the first line names the state
+    /// file and line, the release whose declaration holds it, and the fix.
+    #[test]
+    fn exec_and_hook_failures_name_the_line_the_release_and_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(
+            root.join("helmfile.yaml.gotmpl"),
+            "environments:\n  default: {}\n---\nreleases:\n- name: web\n  chart: ./c\n- name: app\n  chart: ./c\n  \
+             values:\n  - v: {{ exec \"x\" (list) }}\n  hooks:\n  - events: [prepare, cleanup]\n    command: \
+             \"/opt/bin/gen\"\n",
+        )
+        .unwrap();
+        let entry = root.join("helmfile.yaml.gotmpl");
+        let lock = crate::stack::lock::ChartLock::default();
+        let opts = crate::stack::Options::default();
+        let inputs = Inputs {
+            entry: &entry,
+            root,
+            lock: &lock,
+            opts: &opts,
+        };
+        let e = anyhow::anyhow!(
+            "helmfile list failed:\n  in {}: error during helmfile.yaml.gotmpl.part.1 parsing: template: \
+             stringTemplate:7:10: executing \"stringTemplate\" at <exec>: error calling exec: x exited with status 3:\n    \
+             lookup failed\n",
+            entry.display()
+        );
+        let first = explain(&e, &inputs, "default").lines().next().unwrap().to_string();
+        assert!(
+            first.starts_with(
+                "helmfile.yaml.gotmpl:10: release app: the state's template calls `exec` of `x`, which failed (exit \
+                 status 3: lookup failed); make the command succeed"
+            ),
+            "{first}"
+        );
+        let e = anyhow::anyhow!(
+            "helmfile build failed:\n  helmfile crashed: panic: unexpected error: exec: \"gen\": executable file not \
+             found in $PATH (in helmexec.Output)"
+        );
+        let first = explain(&e, &inputs, "default").lines().next().unwrap().to_string();
+        assert!(
+            first.starts_with(
+                "helmfile.yaml.gotmpl:13: release app: a prepare/cleanup hook runs `gen`, which is not installed"
+            ),
+            "{first}"
+        );
+        assert!(first.contains("; install `gen` on PATH"), "{first}");
+        let e = anyhow::anyhow!(
+            "helmfile build failed:\n  hook[prepare] logs |\n  in {}: [hook[gen]: command `gen` failed: gen exited with \
+             status 1:\n    nvcf-validate --offline: `gen --all` refused (sealed)",
+            entry.display()
+        );
+        let first = explain(&e, &inputs, "default").lines().next().unwrap().to_string();
+        assert!(
+            first.starts_with("helmfile.yaml.gotmpl:13: release app: its prepare/cleanup hook runs `gen --all`, which --offline refuses"),
+            "{first}"
+        );
+        // Outside every release item: no release named.
+        assert_eq!(
+            crate::stack::load::release_at("environments:\n  a: {}\nreleases:\n- name: r\n", 2),
+            None
+        );
+        assert_eq!(
+            crate::stack::load::release_at("releases:\n- name: r\n  chart: c\nrepositories:\n- name: x\n", 5),
+            None
+        );
+        assert_eq!(missing_executable("exec: \"\": executable file not found"), None);
+        assert!(failed_exec("error calling exec: without status").is_none());
     }
 
     #[test]

@@ -844,6 +844,93 @@ pub fn release_line(source: &str, release: &str, nth: usize) -> Option<usize> {
         .map(|i| i.line)
 }
 
+/// The release whose declaration (an item of the top-level `releases:` block) holds line `line`
+/// (1-based) of a state file's text, with the line of its declaration: where a template error or a
+/// hook helmfile names by position alone belongs. `None` outside every release item.
+pub fn release_at(source: &str, line: usize) -> Option<(String, usize)> {
+    let item = block_items(source, "releases")
+        .into_iter()
+        .take_while(|i| i.line <= line)
+        .last()?;
+    // The block ends at the next top-level key.
+    let ended = source
+        .lines()
+        .enumerate()
+        .skip(item.line)
+        .take(line.saturating_sub(item.line))
+        .any(|(_, l)| !l.is_empty() && !l.starts_with([' ', '-', '#', '\t']) && !l.starts_with("{{"));
+    let name = item.scalars.get("name")?.clone();
+    (!ended).then_some((name, item.line))
+}
+
+/// The releases of a state file's text that declare `key` (`dependencies:`), by name.
+pub fn releases_with(source: &str, key: &str) -> Vec<String> {
+    block_items(source, "releases")
+        .into_iter()
+        .filter(|i| i.lists.contains_key(key) || i.scalars.contains_key(key))
+        .filter_map(|i| i.scalars.get("name").cloned())
+        .collect()
+}
+
+/// The first list item of a state file's text that is a URL helmfile downloads itself
+/// (`- https://…`, `- git::…`, `- s3://…`, `- path: https://…`): its line (1-based) and the URL.
+pub fn first_remote_entry(source: &str) -> Option<(usize, String)> {
+    source.lines().enumerate().find_map(|(i, l)| {
+        let t = l.trim_start().strip_prefix("- ")?.trim();
+        let v = unquote(t.strip_prefix("path:").unwrap_or(t));
+        ["http://", "https://", "git::", "s3://"]
+            .iter()
+            .any(|p| v.starts_with(p))
+            .then(|| (i + 1, crate::redact::cap(&crate::redact::redact_userinfo(&v), 200)))
+    })
+}
+
+/// A hook whose `command:` is `command` (as written, or its last path segment) in a state file's
+/// text: its line (1-based) and its events as written (`events: [a, b]` or a block list).
+pub fn hook_command_at(source: &str, command: &str) -> Option<(usize, Vec<String>)> {
+    let lines: Vec<&str> = source.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let at = lines.iter().position(|l| {
+        let t = l.trim_start().trim_start_matches("- ").trim_start();
+        t.strip_prefix("command:")
+            .map(unquote)
+            .is_some_and(|c| c == command || c.rsplit('/').next() == Some(command))
+    })?;
+    // The hook item: from the `- ` that opens it to the next line indented no deeper.
+    let start = (0..=at)
+        .rev()
+        .find(|&i| lines[i].trim_start().starts_with("- ") && (i == at || indent(lines[i]) < indent(lines[at])))?;
+    let item_indent = indent(lines[start]);
+    let mut events = Vec::new();
+    let mut open = None;
+    for (i, l) in lines.iter().enumerate().skip(start) {
+        if i > start && !l.trim().is_empty() && indent(l) <= item_indent {
+            break;
+        }
+        let t = l.trim_start().trim_start_matches("- ");
+        if let Some(v) = t.strip_prefix("events:") {
+            let v = v.trim();
+            if v.is_empty() {
+                open = Some(indent(l));
+            } else {
+                events.extend(
+                    v.trim_matches(['[', ']'])
+                        .split(',')
+                        .map(unquote)
+                        .filter(|e| !e.is_empty()),
+                );
+            }
+        } else if let (Some(oi), Some(v)) = (open, l.trim_start().strip_prefix("- ")) {
+            if indent(l) >= oi {
+                events.push(unquote(v));
+            }
+        } else if !l.trim().is_empty() {
+            open = None;
+        }
+    }
+    Some((at + 1, events))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
