@@ -283,7 +283,8 @@ fn server_arguments_in_state_values() {
     }
 }
 
-/// The walk of state values goes 32 maps deep: `args` in the map at depth 32 is still read.
+/// The walk of state values goes 32 maps deep: `args` in the map at depth 32 is read, one deeper
+/// is not.
 #[test]
 fn server_arguments_are_read_down_to_the_depth_bound() {
     let mut values = json!({"args": "server -dev"});
@@ -292,9 +293,12 @@ fn server_arguments_are_read_down_to_the_depth_bound() {
     }
     let mut r = crate::testkit::rel("helmfile.yaml", 3, "a", "r", crate::testkit::local("charts/app"));
     r.values = values;
-    let f = run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &[]);
+    let f = run(PLAINTEXT_ENDPOINT, &state(vec![r.clone()], vec![]), &[]);
     assert_eq!(f.len(), 1, "{f:#?}");
     assert!(f[0].message.contains("`level.level"), "{f:#?}");
+    // One map deeper is past the bound that keeps hostile nesting cheap: not read.
+    r.values = json!({ "level": r.values });
+    assert!(run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &[]).is_empty());
 }
 
 /// Which Services a DestinationRule's host reaches: `*` is every Service of the mesh, whatever the
