@@ -105,7 +105,16 @@ fn openbao_values_when_not_rendered() {
     assert!(run(PLAINTEXT_ENDPOINT, &state(vec![good], vec![]), &[]).is_empty());
     let mut via_set = openbao(json!({"server": {"standalone": {"config": TLS_CONFIG}}}));
     via_set.set = vec![("global.tlsDisable".into(), json!("false"))];
-    assert!(run(PLAINTEXT_ENDPOINT, &state(vec![via_set], vec![]), &[]).is_empty());
+    assert!(run(PLAINTEXT_ENDPOINT, &state(vec![via_set.clone()], vec![]), &[]).is_empty());
+    // `set:` is read by its own name: tlsDisable true there is reported as set.
+    via_set.set = vec![("global.tlsDisable".into(), json!("true"))];
+    let f = run(PLAINTEXT_ENDPOINT, &state(vec![via_set], vec![]), &[]);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].message
+            .contains("`global.tlsDisable: true` serves the API over plain HTTP"),
+        "{f:#?}"
+    );
     // Rendered (its ConfigMap is checked instead), values unknown, or server disabled: silent.
     let defaults = openbao(json!({}));
     let rendered = ReleaseStatus {
@@ -269,7 +278,10 @@ fn server_arguments_in_state_values() {
     }
     let mut via_set = rel(local(), json!({}));
     via_set.set = vec![("server.extraArgs".into(), json!("-dev"))];
-    assert_eq!(fired(via_set).len(), 1);
+    assert_eq!(fired(via_set.clone()).len(), 1);
+    // Through `set:` too, `-dev` outside a `server` key and with no `server` word is no server's.
+    via_set.set = vec![("app.extraArgs".into(), json!("--dev"))];
+    assert!(fired(via_set).is_empty());
     // Near misses: dev mode with TLS, other flags, `-dev` of something that is no server.
     for values in [
         json!({"server": {"extraArgs": "-dev -dev-tls"}}),
