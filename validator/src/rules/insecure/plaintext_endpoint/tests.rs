@@ -106,6 +106,19 @@ fn openbao_values_when_not_rendered() {
     let mut via_set = openbao(json!({"server": {"standalone": {"config": TLS_CONFIG}}}));
     via_set.set = vec![("global.tlsDisable".into(), json!("false"))];
     assert!(run(PLAINTEXT_ENDPOINT, &state(vec![via_set.clone()], vec![]), &[]).is_empty());
+    // A config written as a map (the chart renders it as JSON) is read too.
+    for (tls_disable, findings) in [(1, 1), (0, 0)] {
+        let listener = json!({"listener": {"tcp": {"address": "[::]:8200", "tls_disable": tls_disable, "tls_cert_file": "/tls/tls.crt", "tls_key_file": "/tls/tls.key"}}});
+        let r = openbao(json!({"global": {"tlsDisable": false}, "server": {"standalone": {"config": listener}}}));
+        let f = run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &[]);
+        assert_eq!(f.len(), findings, "tls_disable = {tls_disable}: {f:#?}");
+        assert!(
+            f.iter().all(|f| f
+                .message
+                .contains("`server.standalone.config` sets tls_disable on the listener")),
+            "{f:#?}"
+        );
+    }
     // `set:` is read by its own name: tlsDisable true there is reported as set.
     via_set.set = vec![("global.tlsDisable".into(), json!("true"))];
     let f = run(PLAINTEXT_ENDPOINT, &state(vec![via_set], vec![]), &[]);
