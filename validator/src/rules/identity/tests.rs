@@ -30,3 +30,121 @@ fn a_huge_autoscaler_is_judged_by_the_graph_not_by_its_number() {
     );
     assert!(f.len() <= 3 * 4 + 1, "{}", f.len());
 }
+
+/// A Service that selects more pods than a message names: the first four are named and the rest
+/// counted (six pods: four Services of their own, so all six are judged one by one).
+#[test]
+fn a_shared_service_names_four_pods_and_counts_the_rest() {
+    let base = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/identity/fires-worker-reaches-named-pod-shared-service.yaml"),
+    )
+    .unwrap()
+    .replace("replicas: 2", "replicas: 6");
+    let more: String = (2..4)
+        .map(|i| {
+            format!("---\napiVersion: v1\nkind: Service\nmetadata: {{name: request-router-{i}, namespace: nvcf}}\nspec:\n  selector: {{statefulset.kubernetes.io/pod-name: request-router-{i}}}\n  ports: [{{name: grpc, port: 50071}}]\n")
+        })
+        .collect();
+    let g = crate::testkit::graph("split-cluster", &format!("{base}{more}"));
+    let f = worker_reaches_named_pod::check_graph(&g);
+    let names = "which selects 6 pods (pod request-router-0, pod request-router-1, pod request-router-2, pod \
+                 request-router-3 and 2 more)";
+    let shown: Vec<&str> = f.iter().map(|f| f.message.as_str()).collect();
+    assert!(shown.iter().any(|m| m.contains(names)), "{shown:#?}");
+    // Six failing gRPC legs: four shown, the last of them counting the other two; a leg of four
+    // failing pods (QUIC: pods 2 to 5 have no UDPRoute) is shown whole with no count.
+    let counted: Vec<&&str> = shown.iter().filter(|m| m.contains(" more pods of ")).collect();
+    assert_eq!(counted.len(), 1, "{shown:#?}");
+    assert!(
+        counted[0].ends_with("(and 2 more pods of StatefulSet nvcf/request-router like it)"),
+        "{shown:#?}"
+    );
+}
+
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/identity")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn messages(f: &[crate::finding::Finding]) -> Vec<&str> {
+    f.iter().map(|f| f.message.as_str()).collect()
+}
+
+/// An exact route hostname wins over a wildcard of the same length (the wildcard's `*` standing
+/// for a one-letter label): Gateway API ranks exact before wildcard whatever the length.
+#[test]
+fn an_exact_hostname_wins_over_a_wildcard_of_the_same_length() {
+    let yaml = fixture("silent-worker-reaches-named-pod-exact-route-wins.yaml")
+        .replace("template={pod_name}.router", "template=x.{pod_name}.router")
+        .replace(
+            "\"request-router-0.router.nvcf.example.com\"",
+            "\"x.request-router-0.router.nvcf.example.com\"",
+        )
+        .replace(
+            "\"request-router-1.router.nvcf.example.com\"",
+            "\"x.request-router-1.router.nvcf.example.com\"",
+        )
+        .replace(
+            "\"*.router.nvcf.example.com\"",
+            "\"*.request-router-0.router.nvcf.example.com\"",
+        );
+    let g = crate::testkit::graph("split-cluster", &yaml);
+    let f = worker_reaches_named_pod::check_graph(&g);
+    assert!(f.is_empty(), "{:#?}", messages(&f));
+    // The near miss: without the exact route, the wildcard wins and leads to the shared Service.
+    let yaml = yaml.replace(
+        "\"x.request-router-0.router.nvcf.example.com\"",
+        "\"y.request-router-0.router.nvcf.example.com\"",
+    );
+    let f = worker_reaches_named_pod::check_graph(&crate::testkit::graph("split-cluster", &yaml));
+    assert_eq!(messages(&f).len(), 1, "{:#?}", messages(&f));
+    assert!(
+        f[0].message
+            .contains("to Service nvcf/request-router, which selects 2 pods"),
+        "{:#?}",
+        messages(&f)
+    );
+}
+
+/// The pods judged one by one are one more than the namespace's Services: with 3 Services, 4 pods
+/// are each judged and a fifth is reported as beyond what the Services can give their own name.
+#[test]
+fn pods_beyond_the_services_plus_one_are_counted() {
+    let base = fixture("fires-worker-reaches-named-pod-shared-service.yaml");
+    for (replicas, beyond) in [(4, false), (5, true)] {
+        let yaml = base.replace("replicas: 2", &format!("replicas: {replicas}"));
+        let f = worker_reaches_named_pod::check_graph(&crate::testkit::graph("split-cluster", &yaml));
+        let counted = f.iter().any(|f| {
+            f.message
+                .contains(&format!("can run {replicas} pods (replicas {replicas})"))
+        });
+        assert_eq!(counted, beyond, "replicas {replicas}: {:#?}", messages(&f));
+    }
+}
+
+/// Only Deployments' and StatefulSets' pods are addressed by name: the same pods under a bare
+/// ReplicaSet (what a Deployment owns, never written by a chart for the router) are not judged.
+#[test]
+fn a_bare_replica_set_is_not_judged() {
+    let deployment = fixture("fires-worker-reaches-named-pod-deployment-two-pods.yaml");
+    let f = worker_reaches_named_pod::check_graph(&crate::testkit::graph("split-cluster", &deployment));
+    assert!(
+        f.iter().any(|f| f
+            .message
+            .starts_with("Deployment nvcf/request-router advertises one QUIC dial address")),
+        "{:#?}",
+        messages(&f)
+    );
+    let yaml = deployment
+        .replace("kind: Deployment\n", "kind: ReplicaSet\n")
+        .replace("  strategy: {type: Recreate}\n", "");
+    let g = crate::testkit::graph("split-cluster", &yaml);
+    assert_eq!(g.of("apps", "ReplicaSet").count(), 1);
+    let f = worker_reaches_named_pod::check_graph(&g);
+    assert!(f.is_empty(), "{:#?}", messages(&f));
+}
