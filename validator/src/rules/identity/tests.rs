@@ -148,3 +148,68 @@ fn a_bare_replica_set_is_not_judged() {
     let f = worker_reaches_named_pod::check_graph(&g);
     assert!(f.is_empty(), "{:#?}", messages(&f));
 }
+
+fn documents(yaml: &str) -> Vec<String> {
+    yaml.split("\n---\n").map(str::to_string).collect()
+}
+
+fn check_documents(docs: &[String]) -> Vec<crate::finding::Finding> {
+    worker_reaches_named_pod::check_graph(&crate::testkit::graph("split-cluster", &docs.join("\n---\n")))
+}
+
+/// Which route wins a name does not depend on the order the routes are rendered in: a wildcard
+/// after the exact routes still loses, and two exact routes for one name are a tie (the one to the
+/// shared Service is reported) whichever comes first.
+#[test]
+fn route_precedence_does_not_depend_on_the_order_of_routes() {
+    let mut docs = documents(&fixture("silent-worker-reaches-named-pod-exact-route-wins.yaml"));
+    let i = docs
+        .iter()
+        .position(|d| d.contains("name: request-router-worker-grpc\n"))
+        .unwrap();
+    let wildcard = docs.remove(i);
+    docs.push(wildcard.clone());
+    let f = check_documents(&docs);
+    assert!(f.is_empty(), "{:#?}", messages(&f));
+    let tie = wildcard
+        .replace("name: request-router-worker-grpc\n", "name: request-router-0-shared\n")
+        .replace(
+            "    - \"grpc.nvcf.example.com\"\n    - \"*.router.nvcf.example.com\"\n",
+            "    - \"request-router-0.router.nvcf.example.com\"\n",
+        );
+    let own = docs
+        .iter()
+        .position(|d| d.contains("name: request-router-0-worker-grpc\n"))
+        .unwrap();
+    for at in [own, own + 1] {
+        let mut docs = docs.clone();
+        docs.insert(at, tie.clone());
+        let f = check_documents(&docs);
+        assert!(
+            f.iter().any(|f| f.message.starts_with(
+                "GRPCRoute nvcf/request-router-0-shared carries the advertised name request-router-0.router.nvcf.example.com"
+            )),
+            "tie at {at}: {:#?}",
+            messages(&f)
+        );
+    }
+}
+
+/// Only the listeners that take the gRPC dial address (HTTPS, its port, its host) decide where a
+/// pod's name goes: a route for pod 0's name to the shared Service on an HTTPS listener of another
+/// port is not one workers use.
+#[test]
+fn routes_on_listeners_of_another_port_do_not_compete() {
+    let other = "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: other, namespace: nvcf-gateway}\nspec:\n  gatewayClassName: envoy\n  listeners:\n    - name: alt\n      protocol: HTTPS\n      port: 8443\n      hostname: \"*.nvcf.example.com\"\n      tls: {mode: Terminate, certificateRefs: [{name: worker-grpc-tls}]}\n      allowedRoutes: {kinds: [{kind: GRPCRoute}], namespaces: {from: All}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: {name: alt-shared, namespace: nvcf}\nspec:\n  parentRefs: [{name: other, namespace: nvcf-gateway, sectionName: alt}]\n  hostnames: [\"request-router-0.router.nvcf.example.com\"]\n  rules:\n    - backendRefs: [{name: request-router, port: 50071}]\n";
+    let base = fixture("silent-worker-reaches-named-pod-exact-route-wins.yaml");
+    let f = check_documents(&[base.clone(), other.to_string()]);
+    assert!(f.is_empty(), "{:#?}", messages(&f));
+    // The near miss: the same listener on the dial port competes, and ties with pod 0's own route.
+    let f = check_documents(&[base, other.replace("port: 8443", "port: 443")]);
+    assert!(
+        f.iter()
+            .any(|f| f.message.starts_with("GRPCRoute nvcf/alt-shared carries")),
+        "{:#?}",
+        messages(&f)
+    );
+}
