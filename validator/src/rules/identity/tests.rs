@@ -213,3 +213,26 @@ fn routes_on_listeners_of_another_port_do_not_compete() {
         messages(&f)
     );
 }
+
+/// Each leg's finding says how to fix it: for gRPC a Service per pod selected by its pod name and a
+/// route for its advertised name, for QUIC a per-pod dial address.
+#[test]
+fn each_leg_says_how_to_fix_it() {
+    for (name, help) in [
+        (
+            "fires-worker-reaches-named-pod-shared-service.yaml",
+            "statefulset.kubernetes.io/pod-name: <pod>",
+        ),
+        (
+            "fires-worker-reaches-named-pod-shared-quic-dial.yaml",
+            "Advertise a per-pod QUIC dial address",
+        ),
+    ] {
+        let f = worker_reaches_named_pod::check_graph(&crate::testkit::graph("split-cluster", &fixture(name)));
+        assert!(
+            f.iter().any(|f| f.help.as_deref().is_some_and(|h| h.contains(help))),
+            "{name}: {:#?}",
+            f.iter().map(|f| &f.help).collect::<Vec<_>>()
+        );
+    }
+}
