@@ -236,3 +236,22 @@ fn each_leg_says_how_to_fix_it() {
         );
     }
 }
+
+/// One QUIC dial address for all pods is one finding however many pods share it; for a single pod,
+/// a dial host the gate cannot follow is left to worker-routes-complete.
+#[test]
+fn a_shared_quic_dial_address_is_one_finding_and_one_pod_is_not_judged_by_it() {
+    let base = fixture("fires-worker-reaches-named-pod-shared-quic-dial.yaml");
+    let shared = "StatefulSet nvcf/request-router advertises one QUIC dial address";
+    let yaml = base.replace("replicas: 2", "replicas: 3");
+    let f = worker_reaches_named_pod::check_graph(&crate::testkit::graph("split-cluster", &yaml));
+    assert_eq!(
+        f.iter().filter(|f| f.message.starts_with(shared)).count(),
+        1,
+        "{:#?}",
+        messages(&f)
+    );
+    let yaml = base.replace("replicas: 2", "replicas: 1");
+    let f = worker_reaches_named_pod::check_graph(&crate::testkit::graph("split-cluster", &yaml));
+    assert!(f.is_empty(), "{:#?}", messages(&f));
+}
