@@ -255,3 +255,21 @@ fn a_shared_quic_dial_address_is_one_finding_and_one_pod_is_not_judged_by_it() {
     let f = worker_reaches_named_pod::check_graph(&crate::testkit::graph("split-cluster", &yaml));
     assert!(f.is_empty(), "{:#?}", messages(&f));
 }
+
+/// A QUIC dial address naming the pod's own Service by cluster DNS leads to that pod in each form
+/// the cluster resolves: `<service>.<ns>.svc.cluster.local`, `<service>.<ns>` and `<service>`.
+#[test]
+fn each_cluster_dns_form_of_a_per_pod_service_is_followed() {
+    let base = fixture("silent-worker-reaches-named-pod-in-cluster-headless.yaml");
+    let headless = "$(POD_NAME).request-router-headless.$(POD_NAMESPACE).svc.cluster.local:50072";
+    assert!(base.contains(headless));
+    for dial in [
+        "$(POD_NAME).$(POD_NAMESPACE).svc.cluster.local:50072",
+        "$(POD_NAME).$(POD_NAMESPACE):50072",
+        "$(POD_NAME):50072",
+    ] {
+        let yaml = base.replace(headless, dial);
+        let f = worker_reaches_named_pod::check_graph(&crate::testkit::graph("split-cluster", &yaml));
+        assert!(f.is_empty(), "{dial}: {:#?}", messages(&f));
+    }
+}
