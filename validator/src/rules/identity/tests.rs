@@ -273,3 +273,22 @@ fn each_cluster_dns_form_of_a_per_pod_service_is_followed() {
         assert!(f.is_empty(), "{dial}: {:#?}", messages(&f));
     }
 }
+
+/// A UDPRoute that names the dial host leads there only through a UDP listener of the dial port:
+/// the same routes on listeners of another port take no traffic for it.
+#[test]
+fn udp_routes_count_only_on_listeners_of_the_dial_port() {
+    let base = fixture("silent-worker-reaches-named-pod-per-pod.yaml");
+    let listener = "      protocol: UDP\n      port: 50072\n";
+    assert_eq!(base.matches(listener).count(), 2);
+    let yaml = base.replace(listener, "      protocol: UDP\n      port: 50073\n");
+    let f = worker_reaches_named_pod::check_graph(&crate::testkit::graph("split-cluster", &yaml));
+    assert_eq!(f.len(), 2, "{:#?}", messages(&f));
+    assert!(
+        f.iter().all(|f| f
+            .message
+            .contains("-worker-quic) are Accepted on no UDP listener of port 50072")),
+        "{:#?}",
+        messages(&f)
+    );
+}
