@@ -386,6 +386,14 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 line,
                 refused: post_renderer(r, defaults).err(),
                 post_renderer: post_renderer(r, defaults).ok().flatten(),
+                helm_args: helmfile_args(
+                    defaults
+                        .and_then(|h| h.get("args"))
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str),
+                ),
                 cluster_reads,
                 chart_dependencies,
             });
@@ -655,6 +663,48 @@ pub fn post_renderer(release: &Value, defaults: Option<&Value>) -> Result<Option
     Ok(Some(PostRenderer { name, args, input }))
 }
 
+/// `helmDefaults.args` as helmfile 0.166 passes them to helm (after its own flags and those of
+/// `--args`): the entries joined by spaces and cut at each space (so `"--set a=b c"` loses `c`);
+/// a word starting with `-` is a flag, with its value after `=` or in the next word when that is
+/// no flag; words no flag takes are dropped; flags are grouped by name in the order each name
+/// first appears, every occurrence kept (`--set a=1 --skip-tests --set=b=2` becomes `--set a=1
+/// --set=b=2 --skip-tests`). Observed with the pinned helmfile (`tests/apply_oracle.rs` holds it
+/// to that on a remote chart).
+pub fn helmfile_args<'a>(entries: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let joined = entries.collect::<Vec<_>>().join(" ");
+    let words: Vec<&str> = joined.split(' ').filter(|w| !w.is_empty()).collect();
+    let flag = |w: &str| w.starts_with('-');
+    // (name, occurrences: value and whether it was a separate word)
+    let mut groups: Vec<(&str, Vec<(&str, bool)>)> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if !flag(w) {
+            continue;
+        }
+        let (name, value, spaced) = match w.split_once('=') {
+            Some((n, v)) => (n, v, false),
+            None => match words.get(i + 1) {
+                Some(next) if !flag(next) => (*w, *next, true),
+                _ => (*w, "", false),
+            },
+        };
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, occ)) => occ.push((value, spaced)),
+            None => groups.push((name, vec![(value, spaced)])),
+        }
+    }
+    let mut out = Vec::new();
+    for (name, occ) in groups {
+        for (value, spaced) in occ {
+            match (value.is_empty(), spaced) {
+                (true, _) => out.push(name.to_string()),
+                (false, true) => out.extend([name.to_string(), value.to_string()]),
+                (false, false) => out.push(format!("{name}={value}")),
+            }
+        }
+    }
+    out
+}
+
 /// What turns TLS verification off for a release's chart fetches (helmfile ORs the release's
 /// `insecureSkipTLSVerify` with `helmDefaults.insecureSkipTLSVerify`, and passes
 /// `helmDefaults.args` to every helm call).
@@ -732,6 +782,7 @@ pub fn add_refused(
             refused: Some(reason.clone()),
             cluster_reads: Vec::new(),
             chart_dependencies: Vec::new(),
+            helm_args: Vec::new(),
             post_renderer: None,
         };
         match r.kind {
@@ -1095,6 +1146,60 @@ mod tests {
         assert!(got[1].starts_with("its presync/postsync hook runs `sh -c docker build . && echo ok`, which acts on the host's container runtime"));
         assert!(got[2].contains("preapply hook runs `/usr/local/bin/helm repo update`"));
         assert!(hook_actions(&serde_json::json!({"name": "x"})).is_empty());
+    }
+
+    /// helmfile 0.166's handling of `helmDefaults.args`, as observed with the pinned binary (a
+    /// recording helm behind `helmfile template`).
+    #[test]
+    fn helmdefaults_args_are_passed_as_helmfile_passes_them() {
+        let got = |a: &[&str]| helmfile_args(a.iter().copied());
+        assert_eq!(
+            got(&[
+                "--set",
+                "x=from args",
+                "--kube-version=1.31.0",
+                "--timeout 5m",
+                "--api-versions",
+                "a/v1",
+                "--set=y=2",
+                "-f",
+                "v.yaml"
+            ]),
+            [
+                "--set",
+                "x=from",
+                "--set=y=2",
+                "--kube-version=1.31.0",
+                "--timeout",
+                "5m",
+                "--api-versions",
+                "a/v1",
+                "-f",
+                "v.yaml"
+            ]
+        );
+        assert_eq!(
+            got(&[
+                "--set",
+                "x=1",
+                "--skip-tests",
+                "--set",
+                "x=2",
+                "a-stray",
+                "--kube-version",
+                "--set=x=3"
+            ]),
+            [
+                "--set",
+                "x=1",
+                "--set",
+                "x=2",
+                "--set=x=3",
+                "--skip-tests",
+                "--kube-version"
+            ]
+        );
+        assert!(got(&[]).is_empty());
     }
 
     #[test]
