@@ -82,9 +82,43 @@ pub struct Found<'a> {
     pub containers: Vec<(&'static str, &'a Value)>,
 }
 
+/// Where one walk of a body found pod specs and containers, as JSON pointers into it: what an
+/// object keeps so that the walk runs once per object (`crate::graph::Object::containers`), not
+/// once per rule that asks.
+#[derive(Debug, Clone, Default)]
+pub struct Places {
+    /// Pod specs, in document order.
+    pub pod_specs: Vec<String>,
+    /// Containers with the list (or key) they are held by, in document order.
+    pub containers: Vec<(String, &'static str)>,
+}
+
+impl Places {
+    /// The values at these places in `body`, the body they were found in.
+    pub fn resolve<'a>(&self, body: &'a Value) -> Found<'a> {
+        Found {
+            pod_specs: self
+                .pod_specs
+                .iter()
+                .filter_map(|p| body.pointer(p).map(|v| (p.clone(), v)))
+                .collect(),
+            containers: self
+                .containers
+                .iter()
+                .filter_map(|(p, label)| body.pointer(p).map(|v| (*label, v)))
+                .collect(),
+        }
+    }
+}
+
 /// Every pod spec and container in `body`, in document order.
 pub fn find(body: &Value) -> Found<'_> {
-    let mut out = Found::default();
+    places(body).resolve(body)
+}
+
+/// Where [`find`] finds them: one bounded walk of `body`.
+pub fn places(body: &Value) -> Places {
+    let mut out = Places::default();
     // (value, pointer, key or list name holding it, depth); pushed in reverse to keep order.
     let mut stack: Vec<(&Value, String, &str, usize)> = vec![(body, String::new(), "", 0)];
     while let Some((v, ptr, key, depth)) = stack.pop() {
@@ -95,15 +129,16 @@ pub fn find(body: &Value) -> Found<'_> {
             Value::Object(m) => {
                 if is_pod_spec(v) {
                     for list in POD_LISTS {
-                        for c in m.get(list).and_then(Value::as_array).into_iter().flatten() {
-                            out.containers.push((list, c));
+                        let items = m.get(list).and_then(Value::as_array).into_iter().flatten();
+                        for i in 0..items.count() {
+                            out.containers.push((format!("{ptr}/{list}/{i}"), list));
                         }
                     }
-                    out.pod_specs.push((ptr, v));
+                    out.pod_specs.push(ptr);
                     continue;
                 }
                 if is_container(v) {
-                    out.containers.push((label(key), v));
+                    out.containers.push((ptr, label(key)));
                     continue;
                 }
                 for (k, child) in m.iter().rev() {

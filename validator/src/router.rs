@@ -186,12 +186,11 @@ impl<'a> Pod<'a> {
         let mut pod = Pod::of(obj);
         if pod.template.is_none() {
             if let Some(spec) = obj.pod_spec_of(c) {
-                pod.template = crate::pod_shape::find(&obj.body)
-                    .pod_specs
-                    .into_iter()
+                pod.template = obj
+                    .found_pod_specs()
                     .find(|(_, v)| std::ptr::eq(*v, spec))
-                    .and_then(|(ptr, _)| ptr.strip_suffix("/spec").map(str::to_string))
-                    .and_then(|t| obj.at(&t))
+                    .and_then(|(ptr, _)| ptr.strip_suffix("/spec"))
+                    .and_then(|t| obj.at(t))
                     .filter(|t| t.get("metadata").is_some());
             }
         }

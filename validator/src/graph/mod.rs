@@ -24,6 +24,10 @@ pub struct Object {
     /// kind (JSON pointer, list name: `crate::pod_shape::at_schema_paths`); None when no schema is
     /// at hand. Set by [`Graph::push`].
     pub schema_containers: Option<Vec<(String, &'static str)>>,
+    /// Where the body holds pod specs and containers by shape (`crate::pod_shape::places`),
+    /// found on first use and kept: several rules ask for every object's containers, and the
+    /// body, read once by `from_value`, never changes.
+    places: std::sync::OnceLock<crate::pod_shape::Places>,
 }
 
 /// Identity of an object: group (empty for core), kind, namespace (None if cluster-scoped), name.
@@ -83,6 +87,7 @@ impl Object {
             body,
             prov,
             schema_containers: None,
+            places: std::sync::OnceLock::new(),
         })
     }
 
@@ -167,11 +172,7 @@ impl Object {
         if self.holds_no_pods() {
             return Vec::new();
         }
-        let mut out: Vec<&Value> = crate::pod_shape::find(&self.body)
-            .pod_specs
-            .into_iter()
-            .map(|(_, v)| v)
-            .collect();
+        let mut out: Vec<&Value> = self.found_pod_specs().map(|(_, v)| v).collect();
         for (ptr, _) in self.schema_containers.iter().flatten() {
             // `…/containers/3`: the pod spec is the object holding the list.
             let parts: Vec<&str> = ptr.rsplitn(3, '/').collect();
@@ -204,6 +205,20 @@ impl Object {
             .or_else(|| self.pod_spec())
     }
 
+    /// [`crate::pod_shape::places`] of the body, walked once.
+    fn places(&self) -> &crate::pod_shape::Places {
+        self.places.get_or_init(|| crate::pod_shape::places(&self.body))
+    }
+
+    /// Every value of pod spec shape in the body with its JSON pointer, whatever the kind
+    /// (`crate::pod_shape::find`'s pod specs, from the walk kept with the object).
+    pub fn found_pod_specs(&self) -> impl Iterator<Item = (&str, &Value)> {
+        self.places()
+            .pod_specs
+            .iter()
+            .filter_map(|ptr| self.at(ptr).map(|v| (ptr.as_str(), v)))
+    }
+
     /// Every container the object runs, with the list (or key) that holds it (`containers`,
     /// `initContainers`, `ephemeralContainers`; `steps`, `sidecars`, `container`, `script` in
     /// other kinds): the built-in kinds' pod spec, and for any other kind every pod spec and
@@ -224,7 +239,12 @@ impl Object {
         if self.holds_no_pods() {
             return out;
         }
-        out = crate::pod_shape::find(&self.body).containers;
+        out = self
+            .places()
+            .containers
+            .iter()
+            .filter_map(|(ptr, list)| self.at(ptr).map(|c| (*list, c)))
+            .collect();
         for (ptr, label) in self.schema_containers.iter().flatten() {
             if let Some(c) = self.at(ptr) {
                 if !out.iter().any(|(_, x)| std::ptr::eq(*x, c)) {
@@ -387,6 +407,10 @@ pub struct Graph {
     pub environment: String,
     pub objects: Vec<Object>,
     index: BTreeMap<ObjKey, Vec<usize>>,
+    /// The container paths the graph's CustomResourceDefinitions give each group/kind, in the
+    /// order the CRDs were pushed (`crate::pod_shape::schema_container_paths`): kept as CRDs
+    /// arrive so that pushing an object looks its kind up instead of scanning every object.
+    crd_paths: BTreeMap<(String, String), Vec<Vec<String>>>,
 }
 
 impl Graph {
@@ -395,6 +419,7 @@ impl Graph {
             environment: environment.into(),
             objects: Vec::new(),
             index: BTreeMap::new(),
+            crd_paths: BTreeMap::new(),
         };
         for o in objects {
             g.push(o);
@@ -412,22 +437,16 @@ impl Graph {
                     let found = crate::pod_shape::at_schema_paths(&obj.body, &paths);
                     obj.schema_containers.get_or_insert_with(Vec::new).extend(found);
                 }
+                self.crd_paths
+                    .entry((group.to_string(), kind.to_string()))
+                    .or_default()
+                    .extend(paths);
             }
-        } else if let Some(paths) = self.crd_paths(o.group(), &o.kind) {
-            o.schema_containers = Some(crate::pod_shape::at_schema_paths(&o.body, &paths));
+        } else if let Some(paths) = self.crd_paths.get(&(o.group().to_string(), o.kind.clone())) {
+            o.schema_containers = Some(crate::pod_shape::at_schema_paths(&o.body, paths));
         }
         self.index.entry(o.key()).or_default().push(self.objects.len());
         self.objects.push(o);
-    }
-
-    /// The container paths of the CRDs of the graph that define `group`/`kind`, if any.
-    fn crd_paths(&self, group: &str, kind: &str) -> Option<Vec<Vec<String>>> {
-        let paths: Vec<Vec<String>> = self
-            .of("apiextensions.k8s.io", "CustomResourceDefinition")
-            .filter(|c| c.str_at("/spec/group") == Some(group) && c.str_at("/spec/names/kind") == Some(kind))
-            .flat_map(|c| crate::pod_shape::schema_container_paths(&c.body))
-            .collect();
-        (!paths.is_empty()).then_some(paths)
     }
 
     /// Look an object up. `group` is the API group ("" for core), `namespace` None for
