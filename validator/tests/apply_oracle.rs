@@ -792,7 +792,10 @@ releases:
     let release = &report["environments"][0]["releases"][0];
     assert_eq!(release["rendered"], true, "{release}");
     assert!(
-        release["reason"].as_str().unwrap_or("").contains("after its sha256 matched the lock"),
+        release["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("after its sha256 matched the lock"),
         "{release}"
     );
     let before = seen.lock().unwrap().len();
