@@ -277,6 +277,8 @@ fn a_script_variable_from_an_unread_source_is_a_finding_and_others_are_not() {
         "exec curl ${OPTS} https://a.corp.example.net",
         "exec tool --tls-verify=$OPTS",
         "X=$OPTS; exec curl $X https://a.corp.example.net",
+        // Double quotes expand (one field): still the unread variable.
+        "exec curl \"$OPTS\" https://a.corp.example.net",
     ] {
         let found = with(script);
         assert!(
@@ -289,6 +291,9 @@ fn a_script_variable_from_an_unread_source_is_a_finding_and_others_are_not() {
     for script in [
         "exec curl $HOME https://a.corp.example.net",
         "OPTS=-fsS; exec curl $OPTS https://a.corp.example.net",
+        // Single quotes and a backslash make `$OPTS` literal text: no variable is read.
+        "exec curl '$OPTS' https://a.corp.example.net",
+        "exec curl \\$OPTS https://a.corp.example.net",
     ] {
         let found = with(script);
         assert!(

@@ -283,6 +283,46 @@ fn server_arguments_in_state_values() {
     }
 }
 
+/// The walk of state values goes 32 maps deep: `args` in the map at depth 32 is still read.
+#[test]
+fn server_arguments_are_read_down_to_the_depth_bound() {
+    let mut values = json!({"args": "server -dev"});
+    for _ in 0..32 {
+        values = json!({ "level": values });
+    }
+    let mut r = crate::testkit::rel("helmfile.yaml", 3, "a", "r", crate::testkit::local("charts/app"));
+    r.values = values;
+    let f = run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &[]);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(f[0].message.contains("`level.level"), "{f:#?}");
+}
+
+/// Which Services a DestinationRule's host reaches: `*` is every Service of the mesh, whatever the
+/// rule's namespace; a ConfigMap or a Service kind of another API group with the host's name is no
+/// Service a sidecar dials.
+#[test]
+fn destination_rule_hosts_reach_core_services() {
+    let dr = |ns: &str, host: &str| {
+        format!("---\napiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {{name: plain, namespace: {ns}}}\nspec:\n  host: '{host}'\n  trafficPolicy:\n    tls: {{mode: DISABLE}}\n")
+    };
+    let svc =
+        "apiVersion: v1\nkind: Service\nmetadata: {name: router, namespace: nvcf}\nspec:\n  ports: [{port: 50071}]\n";
+    let f = folded(&format!("{svc}{}", dr("mesh", "*")), &[]);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].message
+            .contains("for host `*` makes the mesh's clients speak plaintext to Service nvcf/router"),
+        "{f:#?}"
+    );
+    for other in [
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: router, namespace: nvcf}\ndata: {a: b}\n",
+        "apiVersion: serving.knative.dev/v1\nkind: Service\nmetadata: {name: router, namespace: nvcf}\nspec: {}\n",
+    ] {
+        let f = folded(&format!("{other}{}", dr("nvcf", "router")), &[]);
+        assert!(f.is_empty(), "{other}: {f:#?}");
+    }
+}
+
 /// Generated: worker gRPC reached through every route kind (TCPRoute, HTTPRoute, GRPCRoute) on
 /// every listener protocol, with the Service's targetPort written as a number, as a name the
 /// selected pods map to the gRPC port, and as a name they map to a web port; and a LoadBalancer

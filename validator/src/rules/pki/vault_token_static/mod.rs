@@ -14,7 +14,8 @@ mod sources;
 mod tests;
 
 use super::*;
-use crate::rules::insecure::{commands_as_written, container_finding};
+use crate::rules::insecure::container_commands::commands_as_written;
+use crate::rules::insecure::container_finding;
 use crate::rules::{show_path, walk_values};
 use crate::shell;
 use crate::stack::Release;
