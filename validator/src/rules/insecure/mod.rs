@@ -49,7 +49,11 @@ pub static RULES: &[Rule] = &[
                   certificate verification off",
         explain: include_str!("insecure-flag.md"),
         scope: Scope::StateAndObjects,
-        check: insecure_flag::insecure_flag,
+        check: |ctx| {
+            let mut out = crate::rules::unreadable_spec_patches(ctx, INSECURE_FLAG, "arguments and environment");
+            out.extend(insecure_flag::insecure_flag(ctx));
+            out
+        },
     },
     Rule {
         id: PLAINTEXT_ENDPOINT,
@@ -267,6 +271,7 @@ fn list_word(list: &str) -> &'static str {
         "steps" | "step" => "step",
         "sidecars" | "sidecar" => "sidecar",
         "script" => "script",
+        crate::pod_shape::PATCH_LABEL => "podSpecPatch container",
         _ => "container",
     }
 }
