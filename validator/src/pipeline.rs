@@ -27,7 +27,7 @@ pub fn load_and_render(
     let cache = if use_cache { cache::Cache::open() } else { None };
     let entry_rel = crate::tools::paths::relative(&entry, &root);
     let tree = if cache.is_some() {
-        cache::Tree::scan(&root)?
+        cache::Tree::scan_with(&root, cache.as_ref())?
     } else {
         cache::Tree::default()
     };

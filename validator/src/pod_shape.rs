@@ -248,6 +248,142 @@ pub fn at_schema_paths(body: &Value, paths: &[Vec<String>]) -> Vec<(String, &'st
     out
 }
 
+/// Fields that hold a pod spec patch as text (YAML or JSON, merged into the pod spec the kind's
+/// controller builds, containers by name): one the gate cannot read is a finding of the rules
+/// that judge what it may set. Other strings are read as patches by their shape alone
+/// ([`spec_patches`]). Source: Argo Workflows field reference, `WorkflowSpec.podSpecPatch` and
+/// `Template.podSpecPatch` (argoproj.io/v1alpha1 Workflow, WorkflowTemplate,
+/// ClusterWorkflowTemplate, CronWorkflow `spec.workflowSpec`).
+pub const POD_SPEC_PATCH_FIELDS: &[&str] = &["podSpecPatch"];
+
+/// What messages call a container of a pod spec patch.
+pub const PATCH_LABEL: &str = "podSpecPatch";
+
+/// Longest patch text read (a pod spec patch is a few lines; more is refused, not read).
+const MAX_PATCH: usize = 256 * 1024;
+
+/// A pod spec patch an object holds as text.
+#[derive(Debug, Clone)]
+pub struct SpecPatch {
+    /// JSON pointer of the string.
+    pub ptr: String,
+    /// The patch (a mapping), or why it cannot be read.
+    pub read: Result<Value, String>,
+}
+
+/// Whether `v` has the shape of a pod spec patch: a mapping with a pod spec container list
+/// (`containers`, `initContainers`, `ephemeralContainers`) of mappings, each naming its container
+/// (a patch merges containers by name).
+fn is_spec_patch(v: &Value) -> bool {
+    let Some(m) = v.as_object() else { return false };
+    let lists: Vec<&Vec<Value>> = POD_LISTS
+        .iter()
+        .filter_map(|l| m.get(*l).and_then(Value::as_array))
+        .collect();
+    !lists.is_empty()
+        && lists.iter().any(|l| !l.is_empty())
+        && lists
+            .iter()
+            .flat_map(|l| l.iter())
+            .all(|c| c.get("name").is_some_and(Value::is_string))
+}
+
+/// Read patch text as the controller does after filling in its parameters: YAML or JSON. Argo's
+/// `{{…}}` expressions are kept as text where they stand (a value the workflow fills in); a
+/// patch that is one expression is filled in only at run time and cannot be read.
+fn read_patch(text: &str) -> Result<Value, String> {
+    if text.len() > MAX_PATCH {
+        return Err(format!("it is longer than {MAX_PATCH} bytes"));
+    }
+    let mut exprs: Vec<&str> = Vec::new();
+    let mut masked = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find("{{") {
+        let Some(j) = rest[i..].find("}}") else { break };
+        masked.push_str(&rest[..i]);
+        masked.push_str(&format!("nvcfexpr{}x", exprs.len()));
+        exprs.push(&rest[i..i + j + 2]);
+        rest = &rest[i + j + 2..];
+    }
+    masked.push_str(rest);
+    if exprs.len() == 1 && text.trim() == exprs[0] {
+        return Err(format!(
+            "it is the expression `{}`, filled in only when the workflow runs",
+            exprs[0]
+        ));
+    }
+    let value = crate::yaml::value(&masked).map_err(|e| format!("it is neither YAML nor JSON ({e})"))?;
+    if !value.is_object() {
+        return Err("it is not a mapping of pod spec fields".into());
+    }
+    fn unmask(v: &mut Value, exprs: &[&str]) {
+        match v {
+            Value::String(s) if s.contains("nvcfexpr") => {
+                for (i, e) in exprs.iter().enumerate().rev() {
+                    *s = s.replace(&format!("nvcfexpr{i}x"), e);
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|x| unmask(x, exprs)),
+            Value::Object(m) => {
+                let old = std::mem::take(m);
+                for (k, mut x) in old {
+                    unmask(&mut x, exprs);
+                    let mut key = Value::String(k);
+                    unmask(&mut key, exprs);
+                    m.insert(key.as_str().unwrap_or_default().to_string(), x);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut value = value;
+    if !exprs.is_empty() {
+        unmask(&mut value, &exprs);
+    }
+    Ok(value)
+}
+
+/// Every pod spec patch `body` holds as text, outside `metadata`: a string at a field of
+/// [`POD_SPEC_PATCH_FIELDS`] (read, or why not: empty text is no patch), and any other string
+/// that reads as a mapping of pod spec patch shape (containers by name). The walk is iterative
+/// and bounded (`MAX_DEPTH`).
+pub fn spec_patches(body: &Value) -> Vec<SpecPatch> {
+    let mut out = Vec::new();
+    let mut stack: Vec<(&Value, String, &str, usize)> = vec![(body, String::new(), "", 0)];
+    while let Some((v, ptr, key, depth)) = stack.pop() {
+        if depth > MAX_DEPTH {
+            continue;
+        }
+        match v {
+            Value::String(s) => {
+                let named = POD_SPEC_PATCH_FIELDS.contains(&key);
+                if s.trim().is_empty() || !(named || s.contains("ontainers")) {
+                    continue;
+                }
+                let read = read_patch(s);
+                if named || read.as_ref().is_ok_and(is_spec_patch) {
+                    out.push(SpecPatch { ptr, read });
+                }
+            }
+            Value::Object(m) => {
+                for (k, child) in m.iter().rev() {
+                    if depth == 0 && k == "metadata" {
+                        continue;
+                    }
+                    stack.push((child, format!("{ptr}/{}", escape(k)), k.as_str(), depth + 1));
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate().rev() {
+                    stack.push((child, format!("{ptr}/{i}"), key, depth + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
 fn escape(k: &str) -> String {
     k.replace('~', "~0").replace('/', "~1")
 }
@@ -290,5 +426,56 @@ mod tests {
             deep = json!({"a": [deep]});
         }
         assert!(find(&deep).pod_specs.is_empty());
+    }
+
+    #[test]
+    fn pod_spec_patches_by_field_and_by_shape() {
+        let body = json!({
+            "metadata": {"annotations": {"a": "{\"containers\":[{\"name\":\"x\"}]}"}},
+            "spec": {
+                "podSpecPatch": "{\"containers\":[{\"name\":\"main\",\"args\":[\"{{inputs.parameters.a}}\"]}]}",
+                "templates": [
+                    {"podSpecPatch": "containers:\n- name: main\n  resources: {limits: {memory: {{inputs.parameters.mem}}}}\n"},
+                    {"podSpecPatch": "{{inputs.parameters.patch}}"},
+                    {"podSpecPatch": "  "},
+                    {"podSpecPatch": "containers: [unclosed"},
+                    {"podSpecPatch": "- a list"},
+                ],
+                "other": "containers:\n  - name: agent\n    args: [x]\n",
+                "prose": "see the containers: docs",
+                "unnamed": "containers: [{args: [x]}]",
+            }
+        });
+        let found: std::collections::BTreeMap<String, Result<Value, String>> =
+            spec_patches(&body).into_iter().map(|p| (p.ptr, p.read)).collect();
+        let ptrs: Vec<&str> = found.keys().map(String::as_str).collect();
+        // By the field's name (read or not, blank skipped) and by shape (containers by name);
+        // prose, entries without names and `metadata` are not patches.
+        assert_eq!(
+            ptrs,
+            [
+                "/spec/other",
+                "/spec/podSpecPatch",
+                "/spec/templates/0/podSpecPatch",
+                "/spec/templates/1/podSpecPatch",
+                "/spec/templates/3/podSpecPatch",
+                "/spec/templates/4/podSpecPatch",
+            ]
+        );
+        let ok = |p: &str| found[p].as_ref().expect(p);
+        // Argo expressions stay where they stand, as text.
+        assert_eq!(
+            ok("/spec/podSpecPatch")["containers"][0]["args"][0],
+            "{{inputs.parameters.a}}"
+        );
+        assert_eq!(
+            ok("/spec/templates/0/podSpecPatch")["containers"][0]["resources"]["limits"]["memory"],
+            "{{inputs.parameters.mem}}"
+        );
+        assert_eq!(ok("/spec/other")["containers"][0]["name"], "agent");
+        let why = |p: &str| found[p].as_ref().expect_err(p).clone();
+        assert!(why("/spec/templates/1/podSpecPatch").contains("filled in only when the workflow runs"));
+        assert!(why("/spec/templates/3/podSpecPatch").contains("neither YAML nor JSON"));
+        assert!(why("/spec/templates/4/podSpecPatch").contains("not a mapping"));
     }
 }

@@ -285,6 +285,7 @@ pub fn rel(file: &str, line: usize, namespace: &str, name: &str, chart_ref: Char
         refused: None,
         cluster_reads: Vec::new(),
         chart_dependencies: Vec::new(),
+        helm_args: Vec::new(),
         post_renderer: None,
     }
 }

@@ -17,9 +17,13 @@
 //! with `--is-upgrade` too: when that differs from what the gate judged, the gate's report must
 //! carry `render-depends-on-cluster` for the release (only the install render is judged).
 //!
-//! Remote charts are not rendered offline (the gate reports them as not rendered): they are
-//! outside this comparison. Its runtime is printed (`cargo test --test apply_oracle --
-//! --nocapture`).
+//! Remote charts: offline without a mirror the gate reports them as not rendered (nothing to
+//! compare). With `--chart-mirror` it renders the lock-checked tarball itself, passing the
+//! values, `set:` and `helmDefaults.args` as helmfile passes them; `remote_charts_agree_with_
+//! helmfile_fetching_from_a_loopback_repository` serves a chart repository (an `index.yaml` and a
+//! tarball made by helm) over HTTP on loopback, lets the real helmfile add it and fetch from it
+//! outside the seal, and compares object by object. Its runtime is printed (`cargo test --test
+//! apply_oracle -- --nocapture`).
 
 mod support;
 
@@ -40,6 +44,12 @@ struct Case {
     file: String,
     args: Vec<String>,
     env: Vec<(String, String)>,
+    /// Its releases include remote charts the gate renders from `--chart-mirror`: helmfile
+    /// outside the seal then adds the repositories and fetches them (no `--skip-deps`).
+    remote: bool,
+    /// The gate runs online (no `--offline`): it pulls remote charts itself, checks their sha256
+    /// and renders them.
+    online: bool,
 }
 
 /// The gate's side of one environment.
@@ -86,6 +96,8 @@ fn case_of(shape: &Path, scratch: &Path) -> Case {
         file,
         args,
         env,
+        remote: false,
+        online: false,
     }
 }
 
@@ -96,15 +108,8 @@ fn gate(case: &Case, scratch: &Path) -> Result<(Vec<GateEnv>, Value), String> {
     std::fs::create_dir_all(&home).unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
     c.current_dir(&case.dir)
-        .args([
-            "check",
-            "--offline",
-            "--no-cache",
-            "--format",
-            "json",
-            "--file",
-            &case.file,
-        ])
+        .args(["check", "--no-cache", "--format", "json", "--file", &case.file])
+        .args(if case.online { &[][..] } else { &["--offline"][..] })
         .arg("--objects")
         .arg(&objects)
         .args(&case.args)
@@ -151,7 +156,11 @@ fn gate(case: &Case, scratch: &Path) -> Result<(Vec<GateEnv>, Value), String> {
             .iter()
             .filter(|r| r["rendered"] == true)
             .map(|r| {
-                assert!(r["mirror"].is_null(), "{}: a mirror render offline: {r}", case.name);
+                assert!(
+                    case.remote || r["mirror"].is_null(),
+                    "{}: a mirror render offline: {r}",
+                    case.name
+                );
                 (
                     r["namespace"].as_str().unwrap().to_string(),
                     r["name"].as_str().unwrap().to_string(),
@@ -238,12 +247,10 @@ fn helmfile_stream(case: &Case, env: &GateEnv, releases: &[(String, String)], up
         };
         c.arg("--selector").arg(sel);
     }
-    c.args([
-        "--allow-no-matching-release",
-        "template",
-        "--include-crds",
-        "--skip-deps",
-    ]);
+    c.args(["--allow-no-matching-release", "template", "--include-crds"]);
+    if !case.remote {
+        c.arg("--skip-deps");
+    }
     if !env.kube_version.is_empty() {
         c.args(["--kube-version", &env.kube_version]);
     }
@@ -468,6 +475,8 @@ fn the_gate_judges_what_helm_sends() {
         file: "helmfile.yaml".into(),
         args: Vec::new(),
         env: Vec::new(),
+        remote: false,
+        online: false,
     });
     let mut fails = Vec::new();
     let mut compared = Vec::new();
@@ -593,4 +602,300 @@ fn no_objects_file_without_a_verdict() {
         .expect("shape 11 ends without a verdict");
     assert!(why.contains("exit 2"), "{why}");
     assert!(!stale.exists(), "the earlier run's --objects file was left behind");
+}
+
+/// A chart repository on loopback: `index.yaml` and the tarballs of `dir` over HTTP/1.0, each
+/// request counted by path.
+fn serve_repository(dir: PathBuf) -> (std::net::SocketAddr, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use std::io::{BufRead, BufReader, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            let mut line = String::new();
+            let mut r = BufReader::new(c.try_clone().unwrap());
+            if r.read_line(&mut line).is_err() {
+                continue;
+            }
+            // The headers, up to the empty line.
+            let mut h = String::new();
+            while r.read_line(&mut h).is_ok_and(|n| n > 0) && h.trim() != "" {
+                h.clear();
+            }
+            let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
+            seen2.lock().unwrap().push(path.clone());
+            let file = dir.join(path.trim_start_matches('/').split('?').next().unwrap_or(""));
+            let _ = match std::fs::read(&file)
+                .ok()
+                .filter(|_| file.starts_with(&dir) && file.is_file())
+            {
+                Some(body) => c
+                    .write_all(format!("HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).as_bytes())
+                    .and_then(|_| c.write_all(&body)),
+                None => c.write_all(b"HTTP/1.0 404 Not Found\r\nContent-Length: 0\r\n\r\n"),
+            };
+        }
+    });
+    (addr, seen)
+}
+
+fn run_ok(c: &mut Command) -> String {
+    let o = c.output().unwrap();
+    assert!(o.status.success(), "{c:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// Remote charts inside the oracle (issue 23): a chart repository served on loopback, the real
+/// helmfile adding it and fetching the chart outside the seal as `helmfile apply` does, and the
+/// gate rendering the same chart sealed from `--chart-mirror`, and online after pulling it from
+/// the same repository, each time after its sha256 matched the lock.
+/// The release has values, a `set:` and `helmDefaults.args` that change the render (`--set` in
+/// both of helmfile's spellings, the later one winning, `--api-versions`, `--kube-version`), so
+/// the two agree only when the gate passes them as helmfile does. A flag the mirror render cannot
+/// reproduce (`--version`, which would choose another chart) is refused: exit 2 naming it.
+#[test]
+fn remote_charts_agree_with_helmfile_fetching_from_a_loopback_repository() {
+    let started = std::time::Instant::now();
+    let scratch = tempfile::tempdir().unwrap();
+    let s = scratch.path();
+    // The chart: what it renders depends on values, `set:`, the args and the cluster.
+    let src = s.join("src/web");
+    std::fs::create_dir_all(src.join("templates")).unwrap();
+    std::fs::write(
+        src.join("Chart.yaml"),
+        "apiVersion: v2\nname: web\nversion: 1.2.3\nappVersion: \"2.0\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("values.yaml"),
+        "greeting: none\ntier: bronze\nfromArgs: \"no\"\nreplicas: 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("templates/config.yaml"),
+        r#"apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-config
+data:
+  greeting: {{ .Values.greeting | quote }}
+  tier: {{ .Values.tier | quote }}
+  fromArgs: {{ .Values.fromArgs | quote }}
+  kube: {{ .Capabilities.KubeVersion.Version | quote }}
+  extra: {{ .Capabilities.APIVersions.Has "example.com/v1" | quote }}
+  namespace: {{ .Release.Namespace | quote }}
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("templates/deployment.yaml"),
+        r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  replicas: {{ .Values.replicas }}
+  selector:
+    matchLabels: {app: {{ .Release.Name }}}
+  template:
+    metadata:
+      labels: {app: {{ .Release.Name }}}
+    spec:
+      containers:
+      - name: web
+        image: registry.example.com/web:2.0@sha256:{{ printf "%064d" 0 }}
+"#,
+    )
+    .unwrap();
+    let repo_dir = s.join("repo");
+    std::fs::create_dir_all(&repo_dir).unwrap();
+    let home = s.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let helm = |args: &[&str]| {
+        let mut c = Command::new(tool("helm"));
+        c.args(args).env("HOME", &home).env("PATH", path_with_tools());
+        run_ok(&mut c)
+    };
+    helm(&["package", src.to_str().unwrap(), "-d", repo_dir.to_str().unwrap()]);
+    let tarball = repo_dir.join("web-1.2.3.tgz");
+    let (addr, seen) = serve_repository(repo_dir.clone());
+    helm(&[
+        "repo",
+        "index",
+        repo_dir.to_str().unwrap(),
+        "--url",
+        &format!("http://{addr}"),
+    ]);
+    use sha2::Digest as _;
+    let sha = hex::encode(sha2::Sha256::digest(std::fs::read(&tarball).unwrap()));
+    let mirror = s.join("mirror");
+    std::fs::create_dir_all(&mirror).unwrap();
+    std::fs::copy(&tarball, mirror.join("web-1.2.3.tgz")).unwrap();
+
+    let stack = s.join("stack");
+    std::fs::create_dir_all(&stack).unwrap();
+    let state = |args: &str| {
+        format!(
+            r#"repositories:
+- name: loop
+  url: http://{addr}
+helmDefaults:
+  args: [{args}]
+releases:
+- name: web
+  namespace: apps
+  chart: loop/web
+  version: 1.2.3
+  values:
+  - greeting: hello
+  set:
+  - name: tier
+    value: gold
+"#
+        )
+    };
+    std::fs::write(
+        stack.join("helmfile.yaml"),
+        state(r#""--set", "fromArgs=yes", "--set=replicas=2 --set replicas=3", "--api-versions example.com/v1", "--kube-version=1.36.0""#),
+    )
+    .unwrap();
+    std::fs::write(
+        stack.join("charts.lock.yaml"),
+        format!(
+            "charts:\n  - release: web\n    chart: web\n    repository: http://{addr}\n    version: 1.2.3\n    sha256: \
+             {sha}\n"
+        ),
+    )
+    .unwrap();
+    // helm outside the seal keeps its repositories and cache here, not in the runner's HOME.
+    let env: Vec<(String, String)> = [
+        ("HOME", home.clone()),
+        ("XDG_CONFIG_HOME", home.join(".config")),
+        ("XDG_CACHE_HOME", home.join(".cache")),
+        ("XDG_DATA_HOME", home.join(".local/share")),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.display().to_string()))
+    .collect();
+    let case = Case {
+        name: "loopback-repository".into(),
+        dir: stack.clone(),
+        file: ".".into(),
+        args: vec!["--chart-mirror".into(), mirror.display().to_string()],
+        env,
+        remote: true,
+        online: false,
+    };
+    let (envs, report) = gate(&case, s).unwrap_or_else(|e| panic!("the gate ended without a verdict: {e}"));
+    let release = &report["environments"][0]["releases"][0];
+    assert_eq!(release["rendered"], true, "{release}");
+    assert!(
+        release["reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("after its sha256 matched the lock"),
+        "{release}"
+    );
+    let before = seen.lock().unwrap().len();
+    let (fails, compared) = compare_case(&case, &envs, &report).unwrap_or_else(|e| panic!("{e}"));
+    let fetched = seen.lock().unwrap()[before..].to_vec();
+    assert!(
+        fetched.iter().any(|p| p.ends_with("/web-1.2.3.tgz")) && fetched.iter().any(|p| p.ends_with("/index.yaml")),
+        "helmfile outside the seal did not fetch from the loopback repository: {fetched:?}"
+    );
+    assert_eq!(compared, 2);
+    assert!(
+        fails.is_empty(),
+        "{} disagreement(s):\n{}",
+        fails.len(),
+        fails.join("\n")
+    );
+    // The args took effect (the later --set wins, the cluster is the args' one): the agreement
+    // above is on the fields they change.
+    let judged = |kind: &str| {
+        envs[0]
+            .objects
+            .iter()
+            .map(|(_, o)| o)
+            .find(|o| o["kind"] == kind)
+            .cloned()
+            .unwrap_or_else(|| panic!("no {kind} judged"))
+    };
+    let cm = judged("ConfigMap");
+    assert_eq!(
+        (&cm["data"]["fromArgs"], &cm["data"]["tier"], &cm["data"]["greeting"]),
+        (&"yes".into(), &"gold".into(), &"hello".into()),
+        "{cm}"
+    );
+    assert_eq!(
+        (&cm["data"]["kube"], &cm["data"]["extra"]),
+        (&"v1.36.0".into(), &"true".into()),
+        "{cm}"
+    );
+    assert_eq!(judged("Deployment")["spec"]["replicas"], 3);
+
+    // Online the gate pulls the chart itself from the same repository (its sha256 checked against
+    // the lock) and renders it the same way: the same agreement.
+    let online = Case {
+        name: "loopback-repository-online".into(),
+        args: Vec::new(),
+        online: true,
+        ..case
+    };
+    let before = seen.lock().unwrap().len();
+    let (envs, report) = gate(&online, s).unwrap_or_else(|e| panic!("the online gate ended without a verdict: {e}"));
+    let pulled = seen.lock().unwrap()[before..].to_vec();
+    assert!(
+        pulled.iter().any(|p| p.ends_with("/web-1.2.3.tgz")),
+        "the online gate did not pull from the loopback repository: {pulled:?}"
+    );
+    let release = &report["environments"][0]["releases"][0];
+    assert!(
+        release["rendered"] == true
+            && release["reason"]
+                .as_str()
+                .unwrap_or("")
+                .contains("after its sha256 matched the lock"),
+        "{release}"
+    );
+    let (fails, compared) = compare_case(&online, &envs, &report).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(compared, 2);
+    assert!(
+        fails.is_empty(),
+        "online: {} disagreement(s):\n{}",
+        fails.len(),
+        fails.join("\n")
+    );
+    let case = online;
+
+    // A flag that would choose another chart than the lock-checked tarball: refused, named.
+    std::fs::write(stack.join("helmfile.yaml"), state(r#""--version", "9.9.9""#)).unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
+    c.current_dir(&stack)
+        .args(["check", "--offline", "--no-cache", "--file", ".", "--chart-mirror"])
+        .arg(&mirror)
+        .env("PATH", path_with_tools())
+        .env("NVCF_VALIDATE_NOW", support::run::NOW)
+        .env_remove("NVCF_HELM")
+        .env_remove("NVCF_HELMFILE");
+    for (k, v) in &case.env {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    let first = err.lines().next().unwrap_or("");
+    assert!(
+        first.contains("helmfile.yaml")
+            && first.contains("release apps/web")
+            && first.contains("`--version`")
+            && first.contains("remove the flag from helmDefaults.args"),
+        "{err}"
+    );
+    eprintln!(
+        "apply oracle (loopback repository): {compared} objects compared in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
 }

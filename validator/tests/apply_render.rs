@@ -325,16 +325,21 @@ fn the_upgrade_render_is_compared_with_the_install_render() {
     assert!(!upgrade("same"), "{f:?}");
 }
 
-/// A hook that acts on a cluster is reported in every mode, online too (where the gate does not
-/// run it either: `presync` runs only at apply), naming the release, the event and the command.
+/// Every hook whose effect the render does not include is reported in every mode, online too,
+/// whatever program it runs, naming the release, the event, the command and the hook's line: a
+/// `presync` hook (only apply runs it) running kubectl or a script of the repository, and a
+/// `prepare` hook (the render runs it too, but not what it changes besides the render's inputs).
+/// A hook on no event helmfile fires never runs and is not reported.
 #[test]
-fn a_hook_that_acts_on_the_cluster_is_reported_online_too() {
+fn hooks_outside_the_render_are_reported_online_too() {
     let d = tempfile::tempdir().unwrap();
     let s = d.path();
     chart(s, "web", "false");
     state(s, &["web"], "");
     let text = std::fs::read_to_string(s.join("helmfile.yaml")).unwrap()
-        + "    hooks:\n      - events: [presync]\n        command: kubectl\n        args: [apply, -f, extra.yaml]\n";
+        + "    hooks:\n      - events: [presync]\n        command: kubectl\n        args: [apply, -f, extra.yaml]\n      \
+           - events: [presync, postsync]\n        command: ./scripts/migrate.sh\n      - events: [prepare]\n        \
+           command: sh\n        args: [-c, echo prepared]\n      - events: []\n        command: ./never.sh\n";
     write(&s.join("helmfile.yaml"), &text);
     for offline in [true, false] {
         let mut args = vec!["check", "--file", ".", "--no-cache", "--format", "json"];
@@ -351,14 +356,44 @@ fn a_hook_that_acts_on_the_cluster_is_reported_online_too() {
             .env("NVCF_HELMFILE", tool("helmfile"))
             .output()
             .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "offline={offline}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        let hit = report["findings"].as_array().into_iter().flatten().any(|f| {
-            f["rule"] == "render-depends-on-cluster"
-                && f["release"] == "apps/web"
-                && f["message"]
-                    .as_str()
-                    .is_some_and(|m| m.contains("presync hook runs `kubectl apply -f extra.yaml`"))
-        });
-        assert!(hit, "offline={offline}: {}", String::from_utf8_lossy(&out.stdout));
+        let hooks: Vec<(String, u64)> = report["findings"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|f| f["rule"] == "render-depends-on-cluster" && f["release"] == "apps/web")
+            .map(|f| {
+                assert_eq!(f["source"]["file"], "helmfile.yaml", "{f}");
+                (
+                    f["message"].as_str().unwrap_or("").to_string(),
+                    f["source"]["line"].as_u64().unwrap_or(0),
+                )
+            })
+            .collect();
+        let has = |text: &str, line: u64| hooks.iter().any(|(m, l)| m.contains(text) && *l == line);
+        assert!(
+            has(
+                "its presync hook runs `kubectl apply -f extra.yaml` when helmfile applies",
+                7
+            ) && has(
+                "its presync/postsync hook runs `./scripts/migrate.sh` when helmfile applies",
+                10
+            ) && has(
+                "its prepare hook runs `sh -c echo prepared` in every helmfile command, this render included",
+                12
+            ),
+            "offline={offline}: {hooks:#?}"
+        );
+        assert_eq!(
+            hooks.len(),
+            3,
+            "offline={offline}: the hook on no event is reported: {hooks:#?}"
+        );
     }
 }

@@ -28,6 +28,10 @@ pub struct Object {
     /// found on first use and kept: several rules ask for every object's containers, and the
     /// body, read once by `from_value`, never changes.
     places: std::sync::OnceLock<crate::pod_shape::Places>,
+    /// The pod spec patches the body holds as text (`crate::pod_shape::spec_patches`: an Argo
+    /// `podSpecPatch`, any string of that shape), read on first use and kept; their containers
+    /// are among [`Object::containers`].
+    spec_patches: std::sync::OnceLock<Vec<crate::pod_shape::SpecPatch>>,
 }
 
 /// Identity of an object: group (empty for core), kind, namespace (None if cluster-scoped), name.
@@ -88,6 +92,7 @@ impl Object {
             prov,
             schema_containers: None,
             places: std::sync::OnceLock::new(),
+            spec_patches: std::sync::OnceLock::new(),
         })
     }
 
@@ -205,6 +210,38 @@ impl Object {
             .or_else(|| self.pod_spec())
     }
 
+    /// The pod spec patches the object holds as text (none for the built-in workload kinds and
+    /// the kinds that hold data), read once.
+    pub fn spec_patches(&self) -> &[crate::pod_shape::SpecPatch] {
+        self.spec_patches.get_or_init(|| {
+            if self.builtin_workload() || self.holds_no_pods() {
+                Vec::new()
+            } else {
+                crate::pod_shape::spec_patches(&self.body)
+            }
+        })
+    }
+
+    /// Whether container `c` (from [`Object::containers`]) is an entry of a pod spec patch the
+    /// object holds as text: merged by name into the container of that name.
+    pub fn in_spec_patch(&self, c: &Value) -> bool {
+        self.spec_patches().iter().any(|p| {
+            let read = p.read.as_ref().ok();
+            crate::pod_shape::POD_LISTS.iter().any(|list| {
+                read.and_then(|v| v.get(*list))
+                    .and_then(Value::as_array)
+                    .is_some_and(|items| items.iter().any(|x| std::ptr::eq(x, c)))
+            })
+        })
+    }
+
+    /// The pod spec patches the object holds as text that cannot be read: (JSON pointer, why).
+    pub fn unreadable_spec_patches(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.spec_patches()
+            .iter()
+            .filter_map(|p| p.read.as_ref().err().map(|why| (p.ptr.as_str(), why.as_str())))
+    }
+
     /// [`crate::pod_shape::places`] of the body, walked once.
     fn places(&self) -> &crate::pod_shape::Places {
         self.places.get_or_init(|| crate::pod_shape::places(&self.body))
@@ -250,6 +287,17 @@ impl Object {
                 if !out.iter().any(|(_, x)| std::ptr::eq(*x, c)) {
                     out.push((label, c));
                 }
+            }
+        }
+        for patch in self.spec_patches() {
+            for list in crate::pod_shape::POD_LISTS {
+                let items = patch
+                    .read
+                    .as_ref()
+                    .ok()
+                    .and_then(|v| v.get(list))
+                    .and_then(Value::as_array);
+                out.extend(items.into_iter().flatten().map(|c| (crate::pod_shape::PATCH_LABEL, c)));
             }
         }
         out

@@ -122,6 +122,17 @@ impl Tree {
     /// `HOME`, `XDG_CONFIG_HOME`, `XDG_DATA_HOME`). A file that cannot be read is an error, not a
     /// silent gap in the key.
     pub fn scan(root: &Path) -> Result<Tree> {
+        Tree::scan_with(root, None)
+    }
+
+    /// [`Tree::scan`], reusing the digests `cache` remembers of files whose `stat` is unchanged
+    /// ([`FileDigests`]): the same hash, without reading every file on a warm run.
+    pub fn scan_with(root: &Path, cache: Option<&Cache>) -> Result<Tree> {
+        Tree::scan_clocked(root, cache, &std::time::SystemTime::now)
+    }
+
+    /// [`Tree::scan_with`] reading the time a file is read at from `now`.
+    fn scan_clocked(root: &Path, cache: Option<&Cache>, now: &dyn Fn() -> std::time::SystemTime) -> Result<Tree> {
         let mut entries: Vec<(String, PathBuf)> = Vec::new();
         let walk = walkdir::WalkDir::new(root)
             .follow_links(true)
@@ -143,16 +154,45 @@ impl Tree {
             }
         }
         entries.sort();
+        let memo_key = key(&["file digests", &root.to_string_lossy()]);
+        let known: FileDigests = cache.and_then(|c| c.get(&memo_key)).unwrap_or_default();
+        let mut kept = FileDigests::default();
         let mut h = Sha256::new();
         let mut vars: BTreeSet<String> = BTreeSet::new();
         for (rel, path) in &entries {
-            let bytes = std::fs::read(path)
-                .with_context(|| format!("cannot read {} while hashing the stack's inputs", path.display()))?;
+            let before = stat_identity(path);
+            let (digest, keep) = match (&before, known.files.get(rel)) {
+                (Some((id, _)), Some(d)) if d.stat == *id => (d.clone(), true),
+                _ => {
+                    let read_at = now();
+                    let bytes = std::fs::read(path)
+                        .with_context(|| format!("cannot read {} while hashing the stack's inputs", path.display()))?;
+                    let d = FileDigest {
+                        stat: before.as_ref().map(|(id, _)| id.clone()).unwrap_or_default(),
+                        sha256: hex::encode(Sha256::digest(&bytes)),
+                        vars: std::str::from_utf8(&bytes).map(env_references).unwrap_or_default(),
+                    };
+                    // Kept only when its stat vouches for the content read: changed well before
+                    // the read, and unchanged by the time it ended.
+                    let settled = before.as_ref().is_some_and(|(id, changed)| {
+                        read_at.checked_sub(SETTLE).is_some_and(|limit| *changed <= limit)
+                            && stat_identity(path).is_some_and(|(after, _)| after == *id)
+                    });
+                    (d, settled)
+                }
+            };
             h.update(rel.as_bytes());
             h.update([0]);
-            h.update(Sha256::digest(&bytes));
-            if let Ok(text) = std::str::from_utf8(&bytes) {
-                vars.extend(env_references(text));
+            h.update(hex::decode(&digest.sha256).unwrap_or_default());
+            vars.extend(digest.vars.iter().cloned());
+            if keep {
+                kept.files.insert(rel.clone(), digest);
+            }
+        }
+        if let Some(c) = cache {
+            if kept.files != known.files {
+                // Only a speedup: a failure to store it costs the next run a full read.
+                let _ = c.put(&memo_key, &Some(Vec::new()), &kept);
             }
         }
         for (k, _) in std::env::vars_os() {
@@ -184,6 +224,53 @@ impl Tree {
 }
 
 /// Names read with `env "NAME"` / `requiredEnv "NAME"` in a template or state file.
+/// The digests of a stack's files as a previous scan read them, by path relative to the
+/// stack: what lets a warm run hash nothing. A digest is reused only while the file's `stat`
+/// ([`stat_identity`]: device, inode, size, modification and change times) is the one it was
+/// made with, and is kept only for a file [`settled`] before it was read: any later write moves
+/// its change time (which no user-space call sets back), even where timestamps are coarse, so a
+/// digest never stands for content it was not made from.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct FileDigests {
+    files: std::collections::HashMap<String, FileDigest>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct FileDigest {
+    stat: String,
+    sha256: String,
+    /// The environment variables the file reads ([`env_references`]).
+    vars: Vec<String>,
+}
+
+/// How long before it was read a file must have last changed for its digest to be kept: well
+/// above any filesystem's timestamp granularity.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What `stat` says of `path` (following links) that changes when its content can have
+/// (device, inode, size, modification and change times), and the later of those two times.
+/// `None` when it cannot be read, or a time is before the epoch.
+fn stat_identity(path: &Path) -> Option<(String, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    let at = |secs: i64, nsec: i64| -> Option<std::time::SystemTime> {
+        let d = std::time::Duration::new(u64::try_from(secs).ok()?, u32::try_from(nsec).ok()?);
+        std::time::UNIX_EPOCH.checked_add(d)
+    };
+    let changed = at(m.mtime(), m.mtime_nsec())?.max(at(m.ctime(), m.ctime_nsec())?);
+    let id = format!(
+        "{} {} {} {}.{} {}.{}",
+        m.dev(),
+        m.ino(),
+        m.len(),
+        m.mtime(),
+        m.mtime_nsec(),
+        m.ctime(),
+        m.ctime_nsec()
+    );
+    Some((id, changed))
+}
+
 fn env_references(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for pat in ["env \"", "Env \""] {
@@ -505,6 +592,54 @@ pub fn key(parts: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The remembered digests give the hash a full read gives, are kept only for files that
+    /// settled before they were read, and a file whose stat moved is read again (an edit of the
+    /// same size included).
+    #[test]
+    fn file_digests_stand_only_for_what_was_read() {
+        let w = tempfile::tempdir().unwrap();
+        let root = w.path().join("stack");
+        std::fs::create_dir_all(root.join("charts/app")).unwrap();
+        std::fs::write(root.join("helmfile.yaml"), "a: {{ env \"P29_VAR\" }}\n").unwrap();
+        std::fs::write(root.join("charts/app/values.yaml"), "image: x:1.0.0\n").unwrap();
+        let cache = Cache {
+            dir: w.path().join("cache"),
+        };
+        let memo_key = key(&["file digests", &root.to_string_lossy()]);
+        let later = || std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+        let full = Tree::scan(&root).unwrap().hash;
+
+        // Just written: read and hashed, but not remembered.
+        assert_eq!(Tree::scan_with(&root, Some(&cache)).unwrap().hash, full);
+        assert!(cache.get::<FileDigests>(&memo_key).is_none_or(|m| m.files.is_empty()));
+
+        // Read well after they changed: remembered, with the variables they read.
+        assert_eq!(Tree::scan_clocked(&root, Some(&cache), &later).unwrap().hash, full);
+        let memo: FileDigests = cache.get(&memo_key).unwrap();
+        assert_eq!(memo.files.len(), 2);
+        assert_eq!(memo.files["helmfile.yaml"].vars, vec!["P29_VAR"]);
+
+        // A remembered digest is used while the stat is the same (a forged one shows it).
+        let mut forged = FileDigests::default();
+        for (k, mut d) in memo.files.clone() {
+            d.sha256 = hex::encode([7u8; 32]);
+            forged.files.insert(k, d);
+        }
+        cache.put(&memo_key, &Some(Vec::new()), &forged).unwrap();
+        assert_ne!(Tree::scan_with(&root, Some(&cache)).unwrap().hash, full);
+        cache.put(&memo_key, &Some(Vec::new()), &memo).unwrap();
+        assert_eq!(Tree::scan_with(&root, Some(&cache)).unwrap().hash, full);
+
+        // An edit of the same size moves the change time: read again, never the old digest.
+        // (The pretended clock above skipped the settling; a real edit is at least a tick later.)
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(root.join("charts/app/values.yaml"), "image: x:2.0.0\n").unwrap();
+        let edited = Tree::scan(&root).unwrap().hash;
+        assert_ne!(edited, full);
+        assert_eq!(Tree::scan_clocked(&root, Some(&cache), &later).unwrap().hash, edited);
+        assert_eq!(Tree::scan_with(&root, Some(&cache)).unwrap().hash, edited);
+    }
 
     #[test]
     fn env_references_are_found() {

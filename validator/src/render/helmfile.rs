@@ -59,6 +59,9 @@ enum Plan {
         reason: String,
         mirror: Option<MirrorCheck>,
     },
+    /// The gate cannot render it as helmfile would (`unreproducible_arg`): a failed release, so
+    /// the run ends without a verdict unless a finding about it stands.
+    Refused(String),
 }
 
 fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: &Path) -> Result<Plan> {
@@ -118,6 +121,9 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: 
             mirror: None,
         });
     }
+    if let Some(refused) = unreproducible_arg(r) {
+        return Ok(Plan::Refused(refused));
+    }
     let bytes = std::fs::read(&tarball).with_context(|| format!("cannot read {origin} {}", tarball.display()))?;
     let sha = hex::encode(Sha256::digest(&bytes));
     let check = MirrorCheck {
@@ -141,6 +147,35 @@ fn plan(r: &Release, lock: &ChartLock, opts: &Options, tools: &Tools, pull_dir: 
             ),
             mirror: Some(check),
         },
+    })
+}
+
+/// A `helmDefaults.args` flag the render of a remote chart's lock-checked tarball cannot pass on
+/// as helmfile does: one that chooses which chart helm fetches (the gate renders the tarball the
+/// lock pins), or one that sends helm's files away from the directory the gate reads. Every other
+/// flag is passed exactly as helmfile passes it (`Release::helm_args`). The refusal names the
+/// state file, the release, the flag and the fix.
+fn unreproducible_arg(r: &Release) -> Option<String> {
+    let name = |a: &str| a.split_once('=').map_or(a, |(n, _)| n).to_string();
+    r.helm_args.iter().map(|a| name(a)).find_map(|flag| {
+        let why = match flag.as_str() {
+            "--version" | "--devel" | "--repo" => {
+                "chooses which chart helm fetches, while the gate renders the tarball charts.lock.yaml pins; pin the \
+                 chart with the release's `version:` (and its sha256 in charts.lock.yaml) and remove the flag from \
+                 helmDefaults.args"
+            }
+            "--output-dir" => {
+                "sends helm's rendered files away from the directory the gate reads them from; remove the flag from \
+                 helmDefaults.args"
+            }
+            _ => return None,
+        };
+        Some(format!(
+            "{}{}: release {}: helmDefaults.args `{flag}` {why}",
+            r.file,
+            r.helm_defaults_line.map(|l| format!(":{l}")).unwrap_or_default(),
+            r.id()
+        ))
     })
 }
 
@@ -367,6 +402,11 @@ pub fn render_env(
     let mut failed: Vec<(String, String)> = Vec::new();
     let mut render_error = None;
     let mut render_blame: Vec<String> = Vec::new();
+    for (r, p) in state.releases.iter().zip(&plans) {
+        if let Plan::Refused(why) = p {
+            failed.push((r.id(), why.clone()));
+        }
+    }
     for round in 0..=MAX_TEMPLATE_RETRIES {
         let Err(e) = &template_res else { break };
         let why = crate::stack::failure::explain_template(&format!("{e:#}"), inputs, environment);
@@ -478,6 +518,7 @@ pub fn render_env(
                     Some(check),
                 ),
                 Plan::Skip { reason, mirror } => (false, Some(reason), mirror),
+                Plan::Refused(why) => (false, Some(format!("render failed: {why}")), None),
             };
             ReleaseStatus {
                 name: r.name.clone(),
@@ -831,14 +872,21 @@ fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path
     for (name, value) in &r.set {
         cmd.arg("--set-json").arg(format!("{name}={value}"));
     }
-    // The post-renderer helmfile would hand helm (a plugin, run on the rendered stream).
+    // The post-renderer helmfile would hand helm (a plugin, run on the rendered stream); one set
+    // in helmDefaults.args arrives with them.
     if let Some(p) = &r.post_renderer {
-        cmd.arg("--post-renderer").arg(&p.name);
+        if !p.input.starts_with("helmDefaults.args") {
+            cmd.arg("--post-renderer").arg(&p.name);
+        }
         for a in &p.args {
             cmd.arg("--post-renderer-args").arg(a);
         }
     }
-    cmd.current_dir(work);
+    // helmDefaults.args last, as helmfile appends them to its own flags (a later `--set`,
+    // `--kube-version` or `--api-versions` wins or adds as it does there); helm runs in the
+    // directory helmfile's helm runs in (this process's), so relative paths they name (`-f
+    // values.yaml`) are the same files.
+    cmd.args(&r.helm_args);
     run(
         &mut cmd,
         &format!("helm template of {} from {}", r.id(), tarball.display()),

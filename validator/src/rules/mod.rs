@@ -143,6 +143,31 @@ pub fn show_path(path: &[String]) -> String {
     s
 }
 
+/// A pod spec patch an object holds as text that the gate cannot read (`Object::spec_patches`):
+/// whatever it sets (`sets`: images, arguments, environment) is merged into the pod and cannot be
+/// judged, so it is a finding of each rule that would judge it (fail closed).
+pub(crate) fn unreadable_spec_patches(ctx: &Ctx, rule: &'static str, sets: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for obj in ctx.graph.objects.iter().filter(|o| !o.prov.external) {
+        for (ptr, why) in obj.unreadable_spec_patches() {
+            let field = ptr.rsplit('/').next().unwrap_or(ptr);
+            out.push(
+                Finding::object_at(
+                    rule,
+                    obj,
+                    field,
+                    format!(
+                        "{}: the pod spec patch at `{ptr}` cannot be read ({why}); the {sets} it sets cannot be judged",
+                        obj.display()
+                    ),
+                )
+                .with_help("write the patch as a YAML or JSON mapping the render shows (Argo expressions only inside values), or set the fields in the template itself"),
+            );
+        }
+    }
+    out
+}
+
 /// Every rule, in catalog order.
 pub fn registry() -> Vec<&'static Rule> {
     catalog().to_vec()

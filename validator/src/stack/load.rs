@@ -360,7 +360,16 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 })
                 .unwrap_or_default();
             let mut cluster_reads = cluster_reads(&chart_ref, &root_abs, defaults);
-            cluster_reads.extend(hook_actions(r));
+            // Each hook at the line of its `command:`, looked for from the release's declaration on.
+            let from = line.unwrap_or(1).saturating_sub(1);
+            let after: String = source.lines().skip(from).map(|l| format!("{l}\n")).collect();
+            cluster_reads.extend(hook_actions(r).into_iter().map(|(command, mut read)| {
+                if let Some((l, _)) = hook_command_at(&after, &command) {
+                    read.file = Some(rel.clone());
+                    read.line = Some(from + l);
+                }
+                read
+            }));
             let chart_dependencies = chart_dependencies(&chart_ref, &root_abs);
             state.releases.push(Release {
                 name,
@@ -386,6 +395,14 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 line,
                 refused: post_renderer(r, defaults).err(),
                 post_renderer: post_renderer(r, defaults).ok().flatten(),
+                helm_args: helmfile_args(
+                    defaults
+                        .and_then(|h| h.get("args"))
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str),
+                ),
                 cluster_reads,
                 chart_dependencies,
             });
@@ -469,17 +486,35 @@ pub fn cluster_reads(chart: &ChartRef, root: &Path, defaults: Option<&Value>) ->
     out
 }
 
-/// Commands whose hooks act on a cluster (helmfile runs hooks with the operator's kubeconfig).
-const CLUSTER_CLIENTS: &[&str] = &["kubectl", "helm", "oc", "kubectl.exe"];
-/// Commands whose hooks act on the host's container runtime (root-equivalent writes, network).
-const CONTAINER_RUNTIMES: &[&str] = &["docker", "podman", "nerdctl", "buildah", "ctr", "crictl"];
+/// The hook events helmfile fires while it renders (`helmfile template`, as the gate runs it, and
+/// `build`/`list`, which fire `prepare` alone): observed with the pinned helmfile 0.166. Every
+/// other event (`preapply`, `presync`, `postsync`, `preuninstall`, `postuninstall`) fires only
+/// when helmfile applies, syncs or deletes.
+pub const RENDER_EVENTS: &[&str] = &["prepare", "cleanup"];
+/// The events helmfile 0.166 fires at all; a hook whose events are none of these never runs.
+const HELMFILE_EVENTS: &[&str] = &[
+    "prepare",
+    "preapply",
+    "presync",
+    "preuninstall",
+    "postuninstall",
+    "postsync",
+    "cleanup",
+];
 
-/// The hooks of a release that act on a cluster or on the host's container runtime at apply time
-/// (`command` or any word of `args`, a shell script included, names a cluster client or a container
-/// runtime): each one, with its events and command, as a `render-depends-on-cluster` read. What
-/// such a hook changes is outside the render: the seal refuses it offline (the fronts and the
-/// socket filter), and online the gate does not run it; either way it is reported.
-pub fn hook_actions(release: &Value) -> Vec<crate::stack::ClusterRead> {
+/// The hooks of a release whose effect the render does not include, by when helmfile runs them
+/// (not by which program they run): each one, with its events and command, as a
+/// `render-depends-on-cluster` read.
+///
+/// - A hook on an event helmfile fires only at apply, sync or delete never runs in a render:
+///   whatever it changes (the cluster, the host, files) is outside what is judged.
+/// - A `prepare` or `cleanup` hook runs in the render too, as at apply: what it leaves for the
+///   render to read is judged, and nothing else it changes (the cluster, the network, the host);
+///   offline the seal refuses those (a refusal that fails the hook fails the run), online it does
+///   them.
+///
+/// A hook on no event helmfile fires never runs and is not reported.
+pub fn hook_actions(release: &Value) -> Vec<(String, crate::stack::ClusterRead)> {
     let mut out = Vec::new();
     for h in release.get("hooks").and_then(Value::as_array).into_iter().flatten() {
         let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or("").to_string();
@@ -494,20 +529,15 @@ pub fn hook_actions(release: &Value) -> Vec<crate::stack::ClusterRead> {
                 .collect()
         };
         let (args, events) = (strings("args"), strings("events"));
-        let names = |list: &[&str]| {
-            std::iter::once(command.as_str())
-                .chain(args.iter().map(String::as_str))
-                .flat_map(|w| w.split(|c: char| c.is_whitespace() || ";&|()`$\"'".contains(c)))
-                .map(|w| w.rsplit('/').next().unwrap_or(w))
-                .any(|w| list.contains(&w))
-        };
-        let target = if names(CLUSTER_CLIENTS) {
-            "a cluster (with the operator's kubeconfig)"
-        } else if names(CONTAINER_RUNTIMES) {
-            "the host's container runtime"
-        } else {
+        let fired: Vec<&str> = events
+            .iter()
+            .map(String::as_str)
+            .filter(|e| HELMFILE_EVENTS.contains(e))
+            .collect();
+        if fired.is_empty() || command.trim().is_empty() {
             continue;
-        };
+        }
+        let at_apply: Vec<&str> = fired.iter().copied().filter(|e| !RENDER_EVENTS.contains(e)).collect();
         let mut line = std::iter::once(command.clone())
             .chain(args)
             .collect::<Vec<_>>()
@@ -516,20 +546,30 @@ pub fn hook_actions(release: &Value) -> Vec<crate::stack::ClusterRead> {
             line = line.chars().take(117).collect::<String>() + "...";
         }
         let line = crate::redact::tool_output(&line);
-        out.push(crate::stack::ClusterRead {
-            file: None,
-            line: None,
-            what: format!(
-                "its {} hook runs `{line}`, which acts on {target} when helmfile applies, outside the render: what it \
-                 changes is not judged here (offline the seal refuses it; online the gate does not run it); move \
-                 that change into a chart, or waive with the reason it is safe",
-                if events.is_empty() {
-                    "(no event)".to_string()
-                } else {
-                    events.join("/")
-                }
-            ),
-        });
+        let what = if at_apply.is_empty() {
+            format!(
+                "its {} hook runs `{line}` in every helmfile command, this render included: only the files it leaves \
+                 for the render are judged, not what else it changes (the cluster, the network, the host; offline the \
+                 seal refuses those, online they happen); move that change into a chart, or waive with the reason it \
+                 is safe",
+                fired.join("/")
+            )
+        } else {
+            format!(
+                "its {} hook runs `{line}` when helmfile applies, syncs or deletes, never in a render: what it changes \
+                 (the cluster, the host, files) is not judged here; move that change into a chart, or waive with the \
+                 reason it is safe",
+                fired.join("/")
+            )
+        };
+        out.push((
+            command,
+            crate::stack::ClusterRead {
+                file: None,
+                line: None,
+                what,
+            },
+        ));
     }
     out
 }
@@ -655,6 +695,48 @@ pub fn post_renderer(release: &Value, defaults: Option<&Value>) -> Result<Option
     Ok(Some(PostRenderer { name, args, input }))
 }
 
+/// `helmDefaults.args` as helmfile 0.166 passes them to helm (after its own flags and those of
+/// `--args`): the entries joined by spaces and cut at each space (so `"--set a=b c"` loses `c`);
+/// a word starting with `-` is a flag, with its value after `=` or in the next word when that is
+/// no flag; words no flag takes are dropped; flags are grouped by name in the order each name
+/// first appears, every occurrence kept (`--set a=1 --skip-tests --set=b=2` becomes `--set a=1
+/// --set=b=2 --skip-tests`). Observed with the pinned helmfile (`tests/apply_oracle.rs` holds it
+/// to that on a remote chart).
+pub fn helmfile_args<'a>(entries: impl Iterator<Item = &'a str>) -> Vec<String> {
+    let joined = entries.collect::<Vec<_>>().join(" ");
+    let words: Vec<&str> = joined.split(' ').filter(|w| !w.is_empty()).collect();
+    let flag = |w: &str| w.starts_with('-');
+    // (name, occurrences: value and whether it was a separate word)
+    let mut groups: Vec<(&str, Vec<(&str, bool)>)> = Vec::new();
+    for (i, w) in words.iter().enumerate() {
+        if !flag(w) {
+            continue;
+        }
+        let (name, value, spaced) = match w.split_once('=') {
+            Some((n, v)) => (n, v, false),
+            None => match words.get(i + 1) {
+                Some(next) if !flag(next) => (*w, *next, true),
+                _ => (*w, "", false),
+            },
+        };
+        match groups.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, occ)) => occ.push((value, spaced)),
+            None => groups.push((name, vec![(value, spaced)])),
+        }
+    }
+    let mut out = Vec::new();
+    for (name, occ) in groups {
+        for (value, spaced) in occ {
+            match (value.is_empty(), spaced) {
+                (true, _) => out.push(name.to_string()),
+                (false, true) => out.extend([name.to_string(), value.to_string()]),
+                (false, false) => out.push(format!("{name}={value}")),
+            }
+        }
+    }
+    out
+}
+
 /// What turns TLS verification off for a release's chart fetches (helmfile ORs the release's
 /// `insecureSkipTLSVerify` with `helmDefaults.insecureSkipTLSVerify`, and passes
 /// `helmDefaults.args` to every helm call).
@@ -732,6 +814,7 @@ pub fn add_refused(
             refused: Some(reason.clone()),
             cluster_reads: Vec::new(),
             chart_dependencies: Vec::new(),
+            helm_args: Vec::new(),
             post_renderer: None,
         };
         match r.kind {
@@ -1081,20 +1164,91 @@ mod tests {
     }
 
     #[test]
-    fn hooks_that_act_on_a_cluster_or_a_container_runtime_are_reported_with_event_and_command() {
+    fn every_hook_that_runs_is_reported_by_when_it_runs_not_by_its_program() {
         let release = serde_json::json!({"hooks": [
             {"events": ["prepare"], "command": "kubectl", "args": ["apply", "-f", "crds/"]},
-            {"events": ["presync", "postsync"], "command": "sh", "args": ["-c", "docker build . && echo ok"]},
-            {"events": ["preapply"], "command": "/usr/local/bin/helm", "args": ["repo", "update"]},
-            {"events": ["prepare"], "command": "sh", "args": ["-c", "echo helmet > out; ls kubectl-notes"]},
-            {"events": ["cleanup"], "command": "echo", "args": ["done"]}
+            {"events": ["presync", "postsync"], "command": "sh", "args": ["-c", "./migrate.sh && echo ok"]},
+            {"events": ["prepare", "cleanup"], "command": "./gen-values.sh"},
+            {"events": ["preapply", "cleanup"], "command": "/usr/local/bin/notify"},
+            {"events": [], "command": "echo", "args": ["never runs"]},
+            {"events": ["presynk"], "command": "echo", "args": ["a typo: never runs"]},
+            {"events": ["cleanup"], "command": ""}
         ]});
-        let got: Vec<String> = hook_actions(&release).into_iter().map(|r| r.what).collect();
-        assert_eq!(got.len(), 3, "{got:#?}");
-        assert!(got[0].starts_with("its prepare hook runs `kubectl apply -f crds/`, which acts on a cluster"));
-        assert!(got[1].starts_with("its presync/postsync hook runs `sh -c docker build . && echo ok`, which acts on the host's container runtime"));
-        assert!(got[2].contains("preapply hook runs `/usr/local/bin/helm repo update`"));
+        let got: Vec<String> = hook_actions(&release).into_iter().map(|(_, r)| r.what).collect();
+        assert_eq!(got.len(), 4, "{got:#?}");
+        assert!(
+            got[0].starts_with(
+                "its prepare hook runs `kubectl apply -f crds/` in every helmfile command, this render included"
+            ),
+            "{}",
+            got[0]
+        );
+        assert!(got[1].starts_with("its presync/postsync hook runs `sh -c ./migrate.sh && echo ok` when helmfile applies, syncs or deletes, never in a render"), "{}", got[1]);
+        assert!(
+            got[2].starts_with("its prepare/cleanup hook runs `./gen-values.sh` in every helmfile command"),
+            "{}",
+            got[2]
+        );
+        // Any event only apply fires makes it an apply-time hook.
+        assert!(
+            got[3].starts_with("its preapply/cleanup hook runs `/usr/local/bin/notify` when helmfile applies"),
+            "{}",
+            got[3]
+        );
+        assert!(got.iter().all(|w| w.contains("waive with the reason it is safe")));
         assert!(hook_actions(&serde_json::json!({"name": "x"})).is_empty());
+    }
+
+    #[test]
+    fn helmdefaults_args_are_passed_as_helmfile_passes_them() {
+        let got = |a: &[&str]| helmfile_args(a.iter().copied());
+        assert_eq!(
+            got(&[
+                "--set",
+                "x=from args",
+                "--kube-version=1.31.0",
+                "--timeout 5m",
+                "--api-versions",
+                "a/v1",
+                "--set=y=2",
+                "-f",
+                "v.yaml"
+            ]),
+            [
+                "--set",
+                "x=from",
+                "--set=y=2",
+                "--kube-version=1.31.0",
+                "--timeout",
+                "5m",
+                "--api-versions",
+                "a/v1",
+                "-f",
+                "v.yaml"
+            ]
+        );
+        assert_eq!(
+            got(&[
+                "--set",
+                "x=1",
+                "--skip-tests",
+                "--set",
+                "x=2",
+                "a-stray",
+                "--kube-version",
+                "--set=x=3"
+            ]),
+            [
+                "--set",
+                "x=1",
+                "--set",
+                "x=2",
+                "--set=x=3",
+                "--skip-tests",
+                "--kube-version"
+            ]
+        );
+        assert!(got(&[]).is_empty());
     }
 
     #[test]

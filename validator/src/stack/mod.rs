@@ -158,6 +158,11 @@ pub struct Release {
     /// upgrade --install`), when it has one.
     #[serde(default)]
     pub post_renderer: Option<PostRenderer>,
+    /// `helmDefaults.args` as helmfile hands them to every `helm template` and `helm upgrade` of
+    /// the release (`load::helmfile_args`): the gate's render of a remote chart's tarball passes
+    /// them the same way.
+    #[serde(default)]
+    pub helm_args: Vec<String>,
 }
 
 /// A release's post-renderer as helmfile passes it to helm: `--post-renderer NAME` and one

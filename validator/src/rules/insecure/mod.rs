@@ -49,7 +49,11 @@ pub static RULES: &[Rule] = &[
                   certificate verification off",
         explain: include_str!("insecure-flag.md"),
         scope: Scope::StateAndObjects,
-        check: insecure_flag::insecure_flag,
+        check: |ctx| {
+            let mut out = crate::rules::unreadable_spec_patches(ctx, INSECURE_FLAG, "arguments and environment");
+            out.extend(insecure_flag::insecure_flag(ctx));
+            out
+        },
     },
     Rule {
         id: PLAINTEXT_ENDPOINT,
@@ -260,6 +264,22 @@ fn container_name(c: &Value) -> &str {
 }
 
 /// Singular of a pod spec's container list name, for messages.
+/// How a message says where a command runs: (`runs …`, `sets …`) for the command line (`""`), an
+/// Argo script's `source`, or an exec place (`readinessProbe`, `lifecycle.preStop`).
+fn place_words(place: &str) -> (String, String) {
+    match place {
+        "" => ("runs with".into(), "sets, in its command line,".into()),
+        "source" => (
+            "runs, in its script source,".into(),
+            "sets, in its script source,".into(),
+        ),
+        p => (
+            format!("runs, in its {p} exec command,"),
+            format!("sets, in its {p} exec command,"),
+        ),
+    }
+}
+
 fn list_word(list: &str) -> &'static str {
     match list {
         "initContainers" => "initContainer",
@@ -267,6 +287,7 @@ fn list_word(list: &str) -> &'static str {
         "steps" | "step" => "step",
         "sidecars" | "sidecar" => "sidecar",
         "script" => "script",
+        crate::pod_shape::PATCH_LABEL => "podSpecPatch container",
         _ => "container",
     }
 }

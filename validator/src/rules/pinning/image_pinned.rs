@@ -87,12 +87,17 @@ pub(super) fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
         .image_version_tag
         .as_deref()
         .and_then(|s| crate::meaning::tags::compile_shape(s).ok());
-    let mut out = Vec::new();
+    let mut out = crate::rules::unreadable_spec_patches(ctx, IMAGE_PINNED, "images");
     for obj in ctx.graph.objects.iter().filter(|o| !o.prov.external) {
         for (list, c) in obj.containers() {
             let cname = c.get("name").and_then(Value::as_str).unwrap_or("?");
             let who = format!("{}: {list}[{cname}]", obj.display());
             let Some(image) = c.get("image").and_then(Value::as_str) else {
+                // An entry of a pod spec patch held as text (Argo's `podSpecPatch`) is merged by
+                // name into the container it patches, which keeps its own image.
+                if obj.in_spec_patch(c) {
+                    continue;
+                }
                 // A value the kind's CRD types as a container (an operator's container patch): its
                 // image is the operator's choice, which the gate cannot judge (fail closed).
                 let typed = obj

@@ -38,7 +38,8 @@ pub static RULES: &[Rule] = &[
         family: "render",
         severity: Severity::Error,
         summary: "what a release installs depends on the live cluster at apply time (`lookup` in a template, \
-                  `helmDefaults.reuseValues`), so no offline render is the one applied",
+                  `helmDefaults.reuseValues`), so no offline render is the one applied, or a hook changes what the \
+                  render does not include",
         explain: include_str!("render-depends-on-cluster.md"),
         scope: Scope::State,
         check: render_depends_on_cluster::render_depends_on_cluster,
