@@ -213,6 +213,26 @@ fn external_service_without_ports_is_trusted() {
     );
 }
 
+/// Only a core Service backendRef is resolved: a ServiceImport, or a kind named Service of another
+/// API group (implementation-specific backends), is not the gate's to find.
+#[test]
+fn only_core_service_backends_are_resolved() {
+    let text = fixture("fires-route-backend-resolves-missing-service.yaml");
+    let plain = "{name: request-routr, port: 50071}";
+    assert_eq!(of(&run(&text), "route-backend-resolves").len(), 1);
+    for backend in [
+        "{group: multicluster.x-k8s.io, kind: ServiceImport, name: request-routr, port: 50071}",
+        "{group: example.com, kind: Service, name: request-routr, port: 50071}",
+    ] {
+        let f = run(&text.replace(plain, backend));
+        assert!(
+            of(&f, "route-backend-resolves").is_empty(),
+            "{backend}: {}",
+            dump(&f.iter().collect::<Vec<_>>())
+        );
+    }
+}
+
 #[test]
 fn backend_finding_points_at_the_backend_ref_line() {
     let text = fixture("fires-route-backend-resolves-cross-namespace.yaml");
