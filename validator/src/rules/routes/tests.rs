@@ -234,17 +234,28 @@ fn only_core_service_backends_are_resolved() {
 }
 
 /// A ReferenceGrant grants only the kind (and name, when given) its `to` names: a grant of every
-/// Secret does not let a route reach a Service.
+/// Secret, or of another Service, does not let a route reach this Service.
 #[test]
 fn a_reference_grant_grants_only_the_kind_it_names() {
     let text = fixture("silent-route-backend-resolves-cross-namespace-granted.yaml");
     let to = "{group: \"\", kind: Service, name: request-router}";
     assert!(text.contains(to));
     assert!(of(&run(&text), "route-backend-resolves").is_empty());
-    let f = run(&text.replace(to, "{group: \"\", kind: Secret}"));
-    let mine = of(&f, "route-backend-resolves");
-    assert_eq!(mine.len(), 1, "{}", dump(&mine));
-    assert!(mine[0].message.contains("RefNotPermitted"), "{}", dump(&mine));
+    for other in [
+        "{group: \"\", kind: Secret}",
+        "{group: \"\", kind: Service, name: another}",
+    ] {
+        let f = run(&text.replace(to, other));
+        let mine = of(&f, "route-backend-resolves");
+        assert_eq!(mine.len(), 1, "{other}: {}", dump(&mine));
+        assert!(mine[0].message.contains("RefNotPermitted"), "{}", dump(&mine));
+    }
+    // An empty name grants every Service.
+    assert!(of(
+        &run(&text.replace(to, "{group: \"\", kind: Service, name: \"\"}")),
+        "route-backend-resolves"
+    )
+    .is_empty());
 }
 
 #[test]
