@@ -198,6 +198,40 @@ fn https_listener_without_certificate_refs() {
     );
 }
 
+/// Where a listener's certificate comes from: non-empty `tls.options` (an implementation-specific
+/// source) stands in for certificateRefs, empty options do not; a certificateRef of another kind
+/// than a core Secret is not the gate's to resolve.
+#[test]
+fn certificate_sources_other_than_core_secrets() {
+    let gw = |tls: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: nvcf}}\nspec:\n  listeners:\n    - {{name: https, protocol: HTTPS, port: 443, tls: {tls}}}\n")
+    };
+    let parent = |tls: &str| {
+        let f = run(&gw(tls));
+        of(&f, "route-parent-resolves")
+            .iter()
+            .map(|f| f.message.clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(parent("{mode: Terminate, options: {example.com/certificate: vault}}").is_empty());
+    let empty = parent("{mode: Terminate, options: {}}");
+    assert_eq!(empty.len(), 1, "{empty:#?}");
+    assert!(empty[0].contains("has no tls.certificateRefs"), "{empty:#?}");
+    for other in [
+        "{group: \"\", kind: ConfigMap, name: absent}",
+        "{group: example.com, kind: Secret, name: absent}",
+    ] {
+        assert!(
+            parent(&format!("{{mode: Terminate, certificateRefs: [{other}]}}")).is_empty(),
+            "{other}"
+        );
+    }
+    // The near miss: a core Secret of that name, which nothing writes.
+    let missing = parent("{mode: Terminate, certificateRefs: [{name: absent}]}");
+    assert_eq!(missing.len(), 1, "{missing:#?}");
+    assert!(missing[0].contains("references Secret nvcf/absent"), "{missing:#?}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // route-backend-resolves
 
