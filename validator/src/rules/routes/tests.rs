@@ -232,6 +232,33 @@ fn certificate_sources_other_than_core_secrets() {
     assert!(missing[0].contains("references Secret nvcf/absent"), "{missing:#?}");
 }
 
+/// A TLS listener terminates TLS unless its mode says Passthrough (Terminate is the default), and
+/// then needs certificateRefs like an HTTPS one.
+#[test]
+fn a_tls_listener_terminates_by_default() {
+    let gw = |tls: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: nvcf}}\nspec:\n  listeners:\n    - {{name: tls, protocol: TLS, port: 443, hostname: a.example.com{tls}}}\n")
+    };
+    for tls in ["", ", tls: {mode: Terminate}"] {
+        let f = run(&gw(tls));
+        let mine = of(&f, "route-parent-resolves");
+        assert_eq!(mine.len(), 1, "{tls}: {}", dump(&mine));
+        assert!(
+            mine[0]
+                .message
+                .contains("terminates TLS (TLS) but has no tls.certificateRefs"),
+            "{}",
+            dump(&mine)
+        );
+    }
+    let f = run(&gw(", tls: {mode: Passthrough}"));
+    assert!(
+        of(&f, "route-parent-resolves").is_empty(),
+        "{}",
+        dump(&f.iter().collect::<Vec<_>>())
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // route-backend-resolves
 
