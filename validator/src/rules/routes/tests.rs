@@ -14,7 +14,7 @@ fn fixture_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/routes")
 }
 
-fn fixture(name: &str) -> String {
+pub(super) fn fixture(name: &str) -> String {
     let path = fixture_dir().join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -26,15 +26,15 @@ fn run_with(yaml: &str, policy: &Policy) -> Vec<Finding> {
     RULES.iter().flat_map(|r| (r.check)(&ctx)).collect()
 }
 
-fn run(yaml: &str) -> Vec<Finding> {
+pub(super) fn run(yaml: &str) -> Vec<Finding> {
     run_with(yaml, &Policy::default())
 }
 
-fn of<'a>(findings: &'a [Finding], rule: &str) -> Vec<&'a Finding> {
+pub(super) fn of<'a>(findings: &'a [Finding], rule: &str) -> Vec<&'a Finding> {
     findings.iter().filter(|f| f.rule == rule).collect()
 }
 
-fn dump(findings: &[&Finding]) -> String {
+pub(super) fn dump(findings: &[&Finding]) -> String {
     findings
         .iter()
         .map(|f| {
