@@ -49,3 +49,28 @@ fn an_unknown_protocol_carries_nothing() {
     assert_eq!(kinds_for_protocol("SCTP"), Some(&[][..]));
     assert_eq!(kinds_for_protocol("example.com/sctp"), None);
 }
+
+/// A namespace selector's NotIn and DoesNotExist hold when the label's value is not listed or the
+/// label is absent; a wildcard hostname needs a non-empty first label.
+#[test]
+fn selector_operators_and_wildcard_labels() {
+    use super::gateway::{pattern_matches, selector_matches};
+    let labels: std::collections::BTreeMap<String, String> =
+        [("kubernetes.io/metadata.name".to_string(), "nvcf".to_string())].into();
+    let expr = |op: &str, key: &str, values: &[&str]| serde_json::json!({"matchExpressions": [{"key": key, "operator": op, "values": values}]});
+    assert!(selector_matches(
+        &expr("NotIn", "kubernetes.io/metadata.name", &["other"]),
+        &labels
+    ));
+    assert!(!selector_matches(
+        &expr("NotIn", "kubernetes.io/metadata.name", &["nvcf"]),
+        &labels
+    ));
+    assert!(selector_matches(&expr("DoesNotExist", "team", &[]), &labels));
+    assert!(!selector_matches(
+        &expr("DoesNotExist", "kubernetes.io/metadata.name", &[]),
+        &labels
+    ));
+    assert!(pattern_matches("*.example.com", "a.example.com"));
+    assert!(!pattern_matches("*.example.com", ".example.com"));
+}
