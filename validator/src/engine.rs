@@ -156,6 +156,8 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>, Vec<RenderedFor>)> {
     let now = args.now.unwrap_or_else(time::OffsetDateTime::now_utc);
     let schemas = load_schemas(args, &policy, &overrides)?;
 
+    // The entry state file, as the user's messages name it (relative to the working directory).
+    let mut entry = args.file.display().to_string();
     let (mut findings, environments, graphs, needs, rendered_for) = match &args.manifests {
         Some(path) => {
             let docs = read_manifests(path, "")?;
@@ -200,6 +202,8 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>, Vec<RenderedFor>)> {
             };
             let (stack, renders) =
                 pipeline::load_and_render(&args.file, &args.environments, &opts, !args.no_cache, args.progress)?;
+            entry =
+                crate::tools::paths::relative(&stack.entry, &crate::tools::paths::absolute(std::path::Path::new(".")));
             check_stack(&stack, renders, &policy, now, schemas.as_ref())?
         }
     };
@@ -251,9 +255,9 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>, Vec<RenderedFor>)> {
             unexplained.push((
                 env.name.as_str(),
                 format!(
-                    "environment {}: rendered no objects ({rendered} of {installed} installed releases rendered), so \
-                 nothing was validated; switch on the templates of its releases, render the remote ones \
-                 (--chart-mirror DIR, or online), or leave the environment out with --environment",
+                    "environment {}: rendered no objects ({rendered} of {installed} installed releases rendered) from \
+                     {entry}, so nothing was validated; switch on the templates of its releases, render the remote \
+                     ones (--chart-mirror DIR, or online), or leave the environment out with --environment",
                     env.name
                 ),
             ));
@@ -304,7 +308,7 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>, Vec<RenderedFor>)> {
             .flat_map(|e| e.releases.iter().filter(|r| r.missing()).map(move |r| (e, r)))
             .map(|(e, r)| {
                 format!(
-                    "  {}: {}/{}: {}",
+                    "  environment {}: release {}/{}: {}",
                     e.name,
                     r.namespace,
                     r.name,
@@ -312,10 +316,21 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>, Vec<RenderedFor>)> {
                 )
             })
             .collect();
-        if !missing.is_empty() {
+        if let Some((first, rest)) = missing.split_first() {
+            // Cause first: the first release with its reason and the fix, then the others.
             cause = Some(format!(
-                "--require-rendered: these installed releases were not rendered, so they were not validated:\n{}",
-                missing.join("\n")
+                "--require-rendered: {entry}: {}: not validated; render it (--chart-mirror DIR holding \
+                 <chart>-<version>.tgz that matches charts.lock.yaml, or online) or leave its environment out with \
+                 --environment{}",
+                first.trim(),
+                if rest.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "\nthese installed releases were not rendered either:\n{}",
+                        rest.join("\n")
+                    )
+                }
             ));
         }
     }

@@ -47,6 +47,9 @@ struct Case {
     /// Its releases include remote charts the gate renders from `--chart-mirror`: helmfile
     /// outside the seal then adds the repositories and fetches them (no `--skip-deps`).
     remote: bool,
+    /// The gate runs online (no `--offline`): it pulls remote charts itself, checks their sha256
+    /// and renders them.
+    online: bool,
 }
 
 /// The gate's side of one environment.
@@ -94,6 +97,7 @@ fn case_of(shape: &Path, scratch: &Path) -> Case {
         args,
         env,
         remote: false,
+        online: false,
     }
 }
 
@@ -104,15 +108,8 @@ fn gate(case: &Case, scratch: &Path) -> Result<(Vec<GateEnv>, Value), String> {
     std::fs::create_dir_all(&home).unwrap();
     let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
     c.current_dir(&case.dir)
-        .args([
-            "check",
-            "--offline",
-            "--no-cache",
-            "--format",
-            "json",
-            "--file",
-            &case.file,
-        ])
+        .args(["check", "--no-cache", "--format", "json", "--file", &case.file])
+        .args(if case.online { &[][..] } else { &["--offline"][..] })
         .arg("--objects")
         .arg(&objects)
         .args(&case.args)
@@ -479,6 +476,7 @@ fn the_gate_judges_what_helm_sends() {
         args: Vec::new(),
         env: Vec::new(),
         remote: false,
+        online: false,
     });
     let mut fails = Vec::new();
     let mut compared = Vec::new();
@@ -651,7 +649,8 @@ fn run_ok(c: &mut Command) -> String {
 
 /// Remote charts inside the oracle (issue 23): a chart repository served on loopback, the real
 /// helmfile adding it and fetching the chart outside the seal as `helmfile apply` does, and the
-/// gate rendering the same chart sealed from `--chart-mirror` after its sha256 matched the lock.
+/// gate rendering the same chart sealed from `--chart-mirror`, and online after pulling it from
+/// the same repository, each time after its sha256 matched the lock.
 /// The release has values, a `set:` and `helmDefaults.args` that change the render (`--set` in
 /// both of helmfile's spellings, the later one winning, `--api-versions`, `--kube-version`), so
 /// the two agree only when the gate passes them as helmfile does. A flag the mirror render cannot
@@ -787,6 +786,7 @@ releases:
         args: vec!["--chart-mirror".into(), mirror.display().to_string()],
         env,
         remote: true,
+        online: false,
     };
     let (envs, report) = gate(&case, s).unwrap_or_else(|e| panic!("the gate ended without a verdict: {e}"));
     let release = &report["environments"][0]["releases"][0];
@@ -835,6 +835,40 @@ releases:
         "{cm}"
     );
     assert_eq!(judged("Deployment")["spec"]["replicas"], 3);
+
+    // Online the gate pulls the chart itself from the same repository (its sha256 checked against
+    // the lock) and renders it the same way: the same agreement.
+    let online = Case {
+        name: "loopback-repository-online".into(),
+        args: Vec::new(),
+        online: true,
+        ..case
+    };
+    let before = seen.lock().unwrap().len();
+    let (envs, report) = gate(&online, s).unwrap_or_else(|e| panic!("the online gate ended without a verdict: {e}"));
+    let pulled = seen.lock().unwrap()[before..].to_vec();
+    assert!(
+        pulled.iter().any(|p| p.ends_with("/web-1.2.3.tgz")),
+        "the online gate did not pull from the loopback repository: {pulled:?}"
+    );
+    let release = &report["environments"][0]["releases"][0];
+    assert!(
+        release["rendered"] == true
+            && release["reason"]
+                .as_str()
+                .unwrap_or("")
+                .contains("after its sha256 matched the lock"),
+        "{release}"
+    );
+    let (fails, compared) = compare_case(&online, &envs, &report).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(compared, 2);
+    assert!(
+        fails.is_empty(),
+        "online: {} disagreement(s):\n{}",
+        fails.len(),
+        fails.join("\n")
+    );
+    let case = online;
 
     // A flag that would choose another chart than the lock-checked tarball: refused, named.
     std::fs::write(stack.join("helmfile.yaml"), state(r#""--version", "9.9.9""#)).unwrap();

@@ -286,6 +286,14 @@ fn require_rendered_refuses_unrendered_releases() {
         "{}",
         r.stderr
     );
+    // Cause first: the state file, the release and the fix on the first line.
+    let first = r.stderr.lines().next().unwrap_or("");
+    assert!(
+        first.contains("--require-rendered: helmfile.yaml")
+            && first.contains("release upstream/upstream")
+            && first.contains("; render it (--chart-mirror DIR"),
+        "{first}"
+    );
 }
 
 #[test]
