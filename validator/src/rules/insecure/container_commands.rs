@@ -71,13 +71,7 @@ fn commands_read(
             resolved(shell::argv_commands(&["sh".into(), "-c".into(), source.to_string()])),
         ));
     }
-    for (label, ptr) in [
-        ("livenessProbe", "/livenessProbe/exec/command"),
-        ("readinessProbe", "/readinessProbe/exec/command"),
-        ("startupProbe", "/startupProbe/exec/command"),
-        ("lifecycle.postStart", "/lifecycle/postStart/exec/command"),
-        ("lifecycle.preStop", "/lifecycle/preStop/exec/command"),
-    ] {
+    for (label, ptr) in EXEC_PLACES {
         if let Some(items) = c.pointer(ptr).and_then(Value::as_array) {
             let argv = expand(&mut items.iter());
             out.push((label, resolved(shell::argv_commands(&argv))));
@@ -86,29 +80,50 @@ fn commands_read(
     out
 }
 
-/// Elements of a container's command line whose expansion the gate cannot know (a `$(VAR)` from a
+/// The exec commands a container runs besides its command line: its probes' and lifecycle hooks'
+/// (label, JSON pointer). The kubelet runs them in the container, with its environment; it
+/// expands `$(VAR)` in a probe's from the literal `env` values only (`valueFrom` ones give "",
+/// `ExpandContainerCommandOnlyStatic`, kubernetes pkg/kubelet/prober/prober.go) and not at all in
+/// a hook's (pkg/kubelet/lifecycle/handlers.go). The gate judges them as it judges the command
+/// line, so neither today's reading nor a kubelet that resolves every source hides a switch, and
+/// a reference it cannot read is a finding here as there (fail closed).
+pub(super) const EXEC_PLACES: [(&str, &str); 5] = [
+    ("livenessProbe", "/livenessProbe/exec/command"),
+    ("readinessProbe", "/readinessProbe/exec/command"),
+    ("startupProbe", "/startupProbe/exec/command"),
+    ("lifecycle.postStart", "/lifecycle/postStart/exec/command"),
+    ("lifecycle.preStop", "/lifecycle/preStop/exec/command"),
+];
+
+/// Elements of a container's command line (or a probe's or hook's exec command, [`EXEC_PLACES`])
+/// whose expansion the gate cannot know (a `$(VAR)` from a
 /// Secret, a field reference, an `envFrom` source it cannot list) and that may be an insecure
 /// switch: a whole element that is such a reference (it may be any flag), or a switch of the
 /// table whose value is one (`--tls-skip-verify=$(SKIP)`); the same for a script's `$NAME` of such
-/// a container variable (`sh -c`, probes, hooks: as unknown as `$(NAME)`). `(element, variable,
-/// reference as written, why)`.
+/// a container variable (`sh -c`, probes, hooks: as unknown as `$(NAME)`). `(place: "" for the
+/// command line or an exec place's label, element, variable, reference as written, why)`.
 pub(crate) fn unreadable<'p>(
     g: Option<&Graph>,
     pod: impl Into<router::Pod<'p>>,
     c: &Value,
-) -> Vec<(String, String, String, String)> {
+) -> Vec<(&'static str, String, String, String, String)> {
     let pod = pod.into();
     let is_switch = |w: &str| -> Option<String> {
         let (name, value) = w.trim_start_matches('-').split_once('=')?;
         (w.starts_with('-') && switch_def(&norm(name)).is_some()).then(|| value.to_string())
     };
-    let raw: Vec<String> = router::command_line(c).map(scalar_text).collect();
     let mut out = Vec::new();
-    for (written, e) in raw.iter().zip(router::expand_items(g, pod, c, router::command_line(c))) {
-        let Some((var, why)) = e.unknown.first() else { continue };
-        let whole = written.trim() == format!("$({var})");
-        if whole || is_switch(written).is_some() {
-            out.push((written.clone(), var.clone(), format!("$({var})"), why.clone()));
+    let execs = EXEC_PLACES
+        .iter()
+        .filter_map(|(label, ptr)| Some((*label, c.pointer(ptr)?.as_array()?.iter().collect::<Vec<_>>())));
+    for (place, items) in std::iter::once(("", router::command_line(c).collect::<Vec<_>>())).chain(execs) {
+        let raw: Vec<String> = items.iter().map(|v| scalar_text(v)).collect();
+        for (written, e) in raw.iter().zip(router::expand_items(g, pod, c, items.into_iter())) {
+            let Some((var, why)) = e.unknown.first() else { continue };
+            let whole = written.trim() == format!("$({var})");
+            if whole || is_switch(written).is_some() {
+                out.push((place, written.clone(), var.clone(), format!("$({var})"), why.clone()));
+            }
         }
     }
     let unknown: Vec<(String, String)> = router::effective_env(g, pod, c)
@@ -121,7 +136,7 @@ pub(crate) fn unreadable<'p>(
     if unknown.is_empty() {
         return out;
     }
-    for (_, cmds) in commands(g, pod, c) {
+    for (place, cmds) in commands(g, pod, c) {
         for cmd in cmds.iter().filter(|cmd| cmd.script) {
             for (i, w) in cmd.argv.iter().enumerate() {
                 // A whole word `$NAME` / `"$NAME"`, or a switch's value (`--x=$NAME`); a quoted
@@ -135,8 +150,8 @@ pub(crate) fn unreadable<'p>(
                 let Some((var, why)) = unknown.iter().find(|(n, _)| n == name) else {
                     continue;
                 };
-                if !out.iter().any(|(seen, ..)| seen == w) {
-                    out.push((w.clone(), var.clone(), written.to_string(), why.clone()));
+                if !out.iter().any(|(_, seen, ..)| seen == w) {
+                    out.push((place, w.clone(), var.clone(), written.to_string(), why.clone()));
                 }
             }
         }

@@ -133,35 +133,25 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
             // Values of rendered Secrets this container reads: judged, never shown.
             let secrets = router::secret_values(Some(ctx.graph), router::Pod::of_container(obj, c), c);
             let mut mine: Vec<Finding> = Vec::new();
-            for (written, var, reference, why) in unreadable(Some(ctx.graph), router::Pod::of_container(obj, c), c) {
+            for (place, written, var, reference, why) in
+                unreadable(Some(ctx.graph), router::Pod::of_container(obj, c), c)
+            {
+                let (runs, _) = place_words(place);
                 mine.push(
                     container_finding(
                         INSECURE_FLAG,
                         obj,
                         c,
-                        "",
+                        place,
                         &written,
-                        format!("{who} runs with `{written}`, which the gate cannot read ({reference}: {why}); it may turn TLS or verification off"),
+                        format!("{who} {runs} `{written}`, which the gate cannot read ({reference}: {why}); it may turn TLS or verification off"),
                     )
                     .with_help(format!("give `{written}` a value the render shows (a literal env value or a rendered ConfigMap key), so the command line can be judged"))
                     .with_cause(cause(&format!("unreadable:{var}"))),
                 );
             }
             for (place, cmds) in commands(Some(ctx.graph), router::Pod::of_container(obj, c), c) {
-                let runs = if place.is_empty() {
-                    "runs with".to_string()
-                } else if place == "source" {
-                    "runs, in its script source,".to_string()
-                } else {
-                    format!("runs, in its {place} exec command,")
-                };
-                let sets = if place.is_empty() {
-                    "sets, in its command line,".to_string()
-                } else if place == "source" {
-                    "sets, in its script source,".to_string()
-                } else {
-                    format!("sets, in its {place} exec command,")
-                };
+                let (runs, sets) = place_words(place);
                 for cmd in &cmds {
                     for (name, value) in &cmd.assigns {
                         if let Some(effect) = insecure_setting(name, &Value::String(value.clone())) {

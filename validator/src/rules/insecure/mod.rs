@@ -264,6 +264,22 @@ fn container_name(c: &Value) -> &str {
 }
 
 /// Singular of a pod spec's container list name, for messages.
+/// How a message says where a command runs: (`runs …`, `sets …`) for the command line (`""`), an
+/// Argo script's `source`, or an exec place (`readinessProbe`, `lifecycle.preStop`).
+fn place_words(place: &str) -> (String, String) {
+    match place {
+        "" => ("runs with".into(), "sets, in its command line,".into()),
+        "source" => (
+            "runs, in its script source,".into(),
+            "sets, in its script source,".into(),
+        ),
+        p => (
+            format!("runs, in its {p} exec command,"),
+            format!("sets, in its {p} exec command,"),
+        ),
+    }
+}
+
 fn list_word(list: &str) -> &'static str {
     match list {
         "initContainers" => "initContainer",

@@ -205,11 +205,8 @@ fn every_source_in_every_place_is_judged_by_its_value() {
 fn a_source_the_render_does_not_hold_is_a_finding_whatever_it_holds() {
     for kind in ["Secret not rendered", "ConfigMap not rendered"] {
         for (place, var, cmd, probe, ..) in places() {
-            // A script's `$VAR` from such a source fires like `$(VAR)` (`unreadable`); a probe's
-            // exec element is not read for unknown sources (a known limit).
-            if place == "probe exec" {
-                continue;
-            }
+            // A script's `$VAR` and a probe's exec element `$(VAR)` from such a source fire like
+            // the command line's `$(VAR)` (`unreadable`).
             let s = source(kind, var, "");
             let found = run(&workload(&s, &cmd, &probe));
             assert!(
@@ -300,5 +297,43 @@ fn a_script_variable_from_an_unread_source_is_a_finding_and_others_are_not() {
             !found.iter().any(|f| f.message.contains("cannot read")),
             "{script}: {found:#?}"
         );
+    }
+}
+
+/// Every exec place of a container (`EXEC_PLACES`: each probe, each lifecycle hook) is read with
+/// the container's model: a whole `$(VAR)` from a source the gate cannot read is a finding there
+/// as on the command line, a literal switch fires, and a literal safe value does not.
+#[test]
+fn every_exec_place_is_read_and_an_unread_reference_there_is_a_finding() {
+    let absent = json!({"name": "OPTS", "valueFrom": {"secretKeyRef": {"name": "absent", "key": "k"}}});
+    let literal = |v: &str| json!({"name": "OPTS", "value": v});
+    for (label, ptr) in super::container_commands::EXEC_PLACES {
+        for (env, fires, says) in [
+            (absent.clone(), true, "cannot read"),
+            (literal("--insecure"), true, "`--insecure`"),
+            (literal("--log-level=info"), false, ""),
+        ] {
+            let mut c = json!({"name": "c", "image": "quay.io/example/tool:1.2.3", "command": ["tool"], "env": [env]});
+            let mut at = &mut c;
+            for key in ptr.trim_start_matches('/').split('/') {
+                at = &mut at[key];
+            }
+            *at = json!(["tool", "check", "$(OPTS)"]);
+            let w = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w", "namespace": "nvcf"},
+                "spec": {"selector": {"matchLabels": {"a": "w"}}, "template": {
+                    "metadata": {"labels": {"a": "w"}}, "spec": {"containers": [c]}}}});
+            let found = run(&serde_json::to_string(&w).unwrap());
+            let place = format!("in its {label} exec command");
+            if fires {
+                assert!(
+                    found
+                        .iter()
+                        .any(|f| f.message.contains(says) && f.message.contains(&place)),
+                    "{label}, {says}: {found:#?}"
+                );
+            } else {
+                assert!(found.is_empty(), "{label}: {found:#?}");
+            }
+        }
     }
 }
