@@ -143,3 +143,98 @@ fn urls_inside_configuration_values_are_judged_once() {
         "{f:#?}"
     );
 }
+
+/// A ConfigMap key holding a dial address is left to the container that reads it (where its
+/// `*_PLAINTEXT` companion decides) only when that container reads THIS ConfigMap's key: the same
+/// key of another ConfigMap, or `envFrom` of another ConfigMap, leaves it judged where it is
+/// written.
+#[test]
+fn a_configmap_address_is_left_only_to_its_own_readers() {
+    let cm = |name: &str, data: &str| {
+        format!(
+            "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: argocd}}\ndata: {{{data}}}\n"
+        )
+    };
+    let reader = |env: &str| {
+        format!("---\napiVersion: v1\nkind: Pod\nmetadata: {{name: controller, namespace: argocd}}\nspec:\n  containers:\n  - name: c\n    image: quay.io/argoproj/argocd:v3.1.8\n{env}")
+    };
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: argocd-repo-server, namespace: argocd}\nspec:\n  selector: {app: repo}\n  ports: [{name: https-repo-server, port: 8081, targetPort: 8081}]\n";
+    let addr = "repo.server: 'argocd-repo-server:8081'";
+    // By key: `params` is read with its companion (false: TLS), `other` holds the same key unread.
+    let by_key = reader("    env:\n    - {name: REPO_SERVER, valueFrom: {configMapKeyRef: {name: params, key: repo.server}}}\n    - {name: REPO_SERVER_PLAINTEXT, value: 'false'}\n");
+    let f = folded(
+        &format!("{svc}{}{}{by_key}", cm("params", addr), cm("other", addr)),
+        &[],
+    );
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].message.starts_with("ConfigMap argocd/other: key `repo.server`"),
+        "{f:#?}"
+    );
+    // envFrom: the reader takes `settings` whole; `addrs` holds REPO_SERVER unread.
+    let from = |source: &str| {
+        reader(&format!("    envFrom: [{{configMapRef: {{name: {source}}}}}]\n    env:\n    - {{name: REPO_SERVER_PLAINTEXT, value: 'false'}}\n"))
+    };
+    let objects = format!(
+        "{svc}{}{}",
+        cm("addrs", "REPO_SERVER: 'argocd-repo-server:8081'"),
+        cm("settings", "LOG_LEVEL: info")
+    );
+    let f = folded(&format!("{objects}{}", from("settings")), &[]);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].message.starts_with("ConfigMap argocd/addrs: key `REPO_SERVER`"),
+        "{f:#?}"
+    );
+    // The near miss: envFrom of `addrs` itself leaves the address to the reader, whose companion says TLS.
+    let f = folded(&format!("{objects}{}", from("addrs")), &[]);
+    assert!(f.is_empty(), "{f:#?}");
+}
+
+/// A scheme-less address is judged by its client's `*_PLAINTEXT` companion when that companion can
+/// be read, whatever else of the environment cannot; a companion that cannot be read leaves the
+/// address judged as written.
+#[test]
+fn a_companion_is_read_unless_it_is_itself_unreadable() {
+    let svc = "apiVersion: v1\nkind: Service\nmetadata: {name: argocd-repo-server, namespace: argocd}\nspec:\n  selector: {app: repo}\n  ports: [{name: https-repo-server, port: 8081, targetPort: 8081}]\n";
+    let pod = |companion: &str| {
+        format!("---\napiVersion: v1\nkind: Pod\nmetadata: {{name: controller, namespace: argocd}}\nspec:\n  containers:\n  - name: c\n    image: quay.io/argoproj/argocd:v3.1.8\n    env:\n    - {{name: REPO_SERVER, value: 'argocd-repo-server:8081'}}\n    - {companion}\n    - {{name: TOKEN, valueFrom: {{secretKeyRef: {{name: absent, key: token}}}}}}\n")
+    };
+    let f = folded(
+        &format!("{svc}{}", pod("{name: REPO_SERVER_PLAINTEXT, value: 'false'}")),
+        &[],
+    );
+    assert!(f.is_empty(), "{f:#?}");
+    let f = folded(
+        &format!(
+            "{svc}{}",
+            pod("{name: REPO_SERVER_PLAINTEXT, valueFrom: {secretKeyRef: {name: absent, key: plaintext}}}")
+        ),
+        &[],
+    );
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].message
+            .contains("`REPO_SERVER` dials `argocd-repo-server:8081` with no scheme"),
+        "{f:#?}"
+    );
+}
+
+/// A dial address read from a rendered Secret is shown by its source, never by its value.
+#[test]
+fn a_dial_address_from_a_secret_names_the_secret() {
+    let yaml = "apiVersion: v1\nkind: Secret\nmetadata: {name: upstream, namespace: app}\nstringData: {url: 'http://a.example.com'}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: app}\nspec:\n  containers:\n  - name: c\n    image: quay.io/x/y:1.0.0\n    env:\n    - {name: UPSTREAM_URL, valueFrom: {secretKeyRef: {name: upstream, key: url}}}\n";
+    let p = Policy::default();
+    let f = (rule(PLAINTEXT_ENDPOINT).check)(&ctx(&graph("e", yaml), &p));
+    let pod: Vec<&str> = f
+        .iter()
+        .map(|f| f.message.as_str())
+        .filter(|m| m.starts_with("Pod app/p"))
+        .collect();
+    assert_eq!(pod.len(), 1, "{f:#?}");
+    assert!(
+        pod[0].contains("`UPSTREAM_URL` (from Secret app/upstream key `url`) dials"),
+        "{pod:#?}"
+    );
+    assert!(f.iter().all(|f| !f.message.contains("a.example.com")), "{f:#?}");
+}

@@ -105,7 +105,29 @@ fn openbao_values_when_not_rendered() {
     assert!(run(PLAINTEXT_ENDPOINT, &state(vec![good], vec![]), &[]).is_empty());
     let mut via_set = openbao(json!({"server": {"standalone": {"config": TLS_CONFIG}}}));
     via_set.set = vec![("global.tlsDisable".into(), json!("false"))];
-    assert!(run(PLAINTEXT_ENDPOINT, &state(vec![via_set], vec![]), &[]).is_empty());
+    assert!(run(PLAINTEXT_ENDPOINT, &state(vec![via_set.clone()], vec![]), &[]).is_empty());
+    // A config written as a map (the chart renders it as JSON) is read too.
+    for (tls_disable, findings) in [(1, 1), (0, 0)] {
+        let listener = json!({"listener": {"tcp": {"address": "[::]:8200", "tls_disable": tls_disable, "tls_cert_file": "/tls/tls.crt", "tls_key_file": "/tls/tls.key"}}});
+        let r = openbao(json!({"global": {"tlsDisable": false}, "server": {"standalone": {"config": listener}}}));
+        let f = run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &[]);
+        assert_eq!(f.len(), findings, "tls_disable = {tls_disable}: {f:#?}");
+        assert!(
+            f.iter().all(|f| f
+                .message
+                .contains("`server.standalone.config` sets tls_disable on the listener")),
+            "{f:#?}"
+        );
+    }
+    // `set:` is read by its own name: tlsDisable true there is reported as set.
+    via_set.set = vec![("global.tlsDisable".into(), json!("true"))];
+    let f = run(PLAINTEXT_ENDPOINT, &state(vec![via_set], vec![]), &[]);
+    assert_eq!(f.len(), 1, "{f:#?}");
+    assert!(
+        f[0].message
+            .contains("`global.tlsDisable: true` serves the API over plain HTTP"),
+        "{f:#?}"
+    );
     // Rendered (its ConfigMap is checked instead), values unknown, or server disabled: silent.
     let defaults = openbao(json!({}));
     let rendered = ReleaseStatus {
@@ -269,7 +291,10 @@ fn server_arguments_in_state_values() {
     }
     let mut via_set = rel(local(), json!({}));
     via_set.set = vec![("server.extraArgs".into(), json!("-dev"))];
-    assert_eq!(fired(via_set).len(), 1);
+    assert_eq!(fired(via_set.clone()).len(), 1);
+    // Through `set:` too, `-dev` outside a `server` key and with no `server` word is no server's.
+    via_set.set = vec![("app.extraArgs".into(), json!("--dev"))];
+    assert!(fired(via_set).is_empty());
     // Near misses: dev mode with TLS, other flags, `-dev` of something that is no server.
     for values in [
         json!({"server": {"extraArgs": "-dev -dev-tls"}}),
@@ -283,7 +308,8 @@ fn server_arguments_in_state_values() {
     }
 }
 
-/// The walk of state values goes 32 maps deep: `args` in the map at depth 32 is still read.
+/// The walk of state values goes 32 maps deep: `args` in the map at depth 32 is read, one deeper
+/// is not.
 #[test]
 fn server_arguments_are_read_down_to_the_depth_bound() {
     let mut values = json!({"args": "server -dev"});
@@ -292,9 +318,12 @@ fn server_arguments_are_read_down_to_the_depth_bound() {
     }
     let mut r = crate::testkit::rel("helmfile.yaml", 3, "a", "r", crate::testkit::local("charts/app"));
     r.values = values;
-    let f = run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &[]);
+    let f = run(PLAINTEXT_ENDPOINT, &state(vec![r.clone()], vec![]), &[]);
     assert_eq!(f.len(), 1, "{f:#?}");
     assert!(f[0].message.contains("`level.level"), "{f:#?}");
+    // One map deeper is past the bound that keeps hostile nesting cheap: not read.
+    r.values = json!({ "level": r.values });
+    assert!(run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &[]).is_empty());
 }
 
 /// Which Services a DestinationRule's host reaches: `*` is every Service of the mesh, whatever the
