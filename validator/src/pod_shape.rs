@@ -169,11 +169,44 @@ fn is_container_schema(node: &Value) -> bool {
         .is_some_and(|p| p.contains_key("image") && ["command", "args", "env"].iter().any(|k| p.contains_key(*k)))
 }
 
+/// Phrases with which a CustomResourceDefinition's schema says the entries of a container list
+/// are merged by name into containers its operator generates: patches, not containers of their
+/// own. Sources: prometheus-operator API (Prometheus, PrometheusAgent, Alertmanager, ThanosRuler
+/// `containers` and `initContainers`: "Containers described here modify an operator generated
+/// container if they share the same name and modifications are done via a strategic merge
+/// patch"); grafana-agent operator (GrafanaAgent `containers`, the same words).
+const MERGED_BY_NAME: &[&str] = &["strategic merge patch"];
+
+/// Whether the schema node of a container list says, in its description ([`MERGED_BY_NAME`]),
+/// that its entries are merged by name into the containers the operator generates. (A CRD schema
+/// cannot carry Kubernetes' strategic merge markers, `x-kubernetes-patch-merge-key`: the API
+/// server refuses them, so the description is where a CRD says it.)
+fn merged_by_name(list: &Value) -> bool {
+    list.get("description")
+        .and_then(Value::as_str)
+        .is_some_and(|d| MERGED_BY_NAME.iter().any(|p| d.to_ascii_lowercase().contains(p)))
+}
+
 /// Where a CustomResourceDefinition's schema types a value as a container: paths of property
 /// names, `*` standing for any item of an array or value of a map, for every version the CRD
 /// serves (`spec.versions[].schema.openAPIV3Schema`, or the v1beta1 `spec.validation`). The walk
 /// is bounded (`MAX_DEPTH`) and stops at a container.
 pub fn schema_container_paths(crd: &Value) -> Vec<Vec<String>> {
+    schema_walk(crd).into_iter().map(|(p, _)| p).collect()
+}
+
+/// The [`schema_container_paths`] whose list the schema says holds patches merged by name into
+/// the operator's own containers ([`merged_by_name`]).
+pub fn schema_patch_paths(crd: &Value) -> Vec<Vec<String>> {
+    schema_walk(crd)
+        .into_iter()
+        .filter(|(_, m)| *m)
+        .map(|(p, _)| p)
+        .collect()
+}
+
+/// (container path, whether its list is [`merged_by_name`]), sorted.
+fn schema_walk(crd: &Value) -> Vec<(Vec<String>, bool)> {
     let mut roots: Vec<&Value> = crd
         .pointer("/spec/versions")
         .and_then(Value::as_array)
@@ -182,31 +215,33 @@ pub fn schema_container_paths(crd: &Value) -> Vec<Vec<String>> {
         .filter_map(|v| v.pointer("/schema/openAPIV3Schema"))
         .collect();
     roots.extend(crd.pointer("/spec/validation/openAPIV3Schema"));
-    let mut out: Vec<Vec<String>> = Vec::new();
-    let mut stack: Vec<(&Value, Vec<String>)> = roots.into_iter().map(|r| (r, Vec::new())).collect();
-    while let Some((node, path)) = stack.pop() {
+    let mut out: Vec<(Vec<String>, bool)> = Vec::new();
+    // (node, path, whether the array holding it says merged by name)
+    let mut stack: Vec<(&Value, Vec<String>, bool)> = roots.into_iter().map(|r| (r, Vec::new(), false)).collect();
+    while let Some((node, path, merged)) = stack.pop() {
         if path.len() > MAX_DEPTH {
             continue;
         }
         if !path.is_empty() && is_container_schema(node) {
-            if !out.contains(&path) {
-                out.push(path);
+            match out.iter_mut().find(|(p, _)| *p == path) {
+                Some((_, m)) => *m |= merged,
+                None => out.push((path, merged)),
             }
             continue;
         }
         for (k, child) in node.get("properties").and_then(Value::as_object).into_iter().flatten() {
             let mut p = path.clone();
             p.push(k.clone());
-            stack.push((child, p));
+            stack.push((child, p, false));
         }
-        for child in [node.get("items"), node.get("additionalProperties")]
-            .into_iter()
-            .flatten()
-        {
-            if child.is_object() {
+        for (child, m) in [
+            (node.get("items"), merged_by_name(node)),
+            (node.get("additionalProperties"), false),
+        ] {
+            if let Some(child) = child.filter(|c| c.is_object()) {
                 let mut p = path.clone();
                 p.push("*".into());
-                stack.push((child, p));
+                stack.push((child, p, m));
             }
         }
     }
@@ -477,5 +512,22 @@ mod tests {
         assert!(why("/spec/templates/1/podSpecPatch").contains("filled in only when the workflow runs"));
         assert!(why("/spec/templates/3/podSpecPatch").contains("neither YAML nor JSON"));
         assert!(why("/spec/templates/4/podSpecPatch").contains("not a mapping"));
+    }
+
+    #[test]
+    fn a_schema_says_which_container_lists_are_merged_by_name() {
+        let item = json!({"type": "object", "properties": {"name": {}, "image": {}, "args": {}}});
+        let crd = json!({"spec": {"versions": [{"schema": {"openAPIV3Schema": {"properties": {"spec": {"properties": {
+            "said": {"type": "array", "items": item,
+                "description": "Containers described here modify an operator generated container if they share the same name and modifications are done via a Strategic Merge Patch."},
+            "merge": {"type": "array", "items": item, "description": "Containers merged into the pod."},
+            "plain": {"type": "array", "items": item, "description": "Containers to run."},
+        }}}}}}]}});
+        let p = |v: Vec<Vec<String>>| v.into_iter().map(|p| p.join(".")).collect::<Vec<_>>();
+        assert_eq!(
+            p(schema_container_paths(&crd)),
+            ["spec.merge.*", "spec.plain.*", "spec.said.*"]
+        );
+        assert_eq!(p(schema_patch_paths(&crd)), ["spec.said.*"]);
     }
 }

@@ -139,7 +139,7 @@ fn the_reader_splits_and_expands_words_as_bin_sh_does() {
     if !crate::testkit::require("/bin/sh", std::path::Path::new("/bin/sh").exists()) {
         return;
     }
-    let mut g = Gen(0x5eed_24_03);
+    let mut g = Gen(0x5eed_2403);
     let mut checked = 0;
     for case in 0..400 {
         let env: Vec<(String, String)> = vec![

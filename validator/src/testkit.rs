@@ -286,6 +286,7 @@ pub fn rel(file: &str, line: usize, namespace: &str, name: &str, chart_ref: Char
         cluster_reads: Vec::new(),
         chart_dependencies: Vec::new(),
         helm_args: Vec::new(),
+        api_versions: Vec::new(),
         post_renderer: None,
     }
 }

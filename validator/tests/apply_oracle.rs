@@ -651,8 +651,9 @@ fn run_ok(c: &mut Command) -> String {
 /// helmfile adding it and fetching the chart outside the seal as `helmfile apply` does, and the
 /// gate rendering the same chart sealed from `--chart-mirror`, and online after pulling it from
 /// the same repository, each time after its sha256 matched the lock.
-/// The release has values, a `set:` and `helmDefaults.args` that change the render (`--set` in
-/// both of helmfile's spellings, the later one winning, `--api-versions`, `--kube-version`), so
+/// The release has values, a `set:`, the state's `apiVersions:` and `helmDefaults.args` that change
+/// the render (`--set` in both of helmfile's spellings, the later one winning, `--api-versions`,
+/// `--kube-version`), so
 /// the two agree only when the gate passes them as helmfile does. A flag the mirror render cannot
 /// reproduce (`--version`, which would choose another chart) is refused: exit 2 naming it.
 #[test]
@@ -685,6 +686,7 @@ data:
   fromArgs: {{ .Values.fromArgs | quote }}
   kube: {{ .Capabilities.KubeVersion.Version | quote }}
   extra: {{ .Capabilities.APIVersions.Has "example.com/v1" | quote }}
+  state: {{ .Capabilities.APIVersions.Has "state.example.com/v1" | quote }}
   namespace: {{ .Release.Namespace | quote }}
 "#,
     )
@@ -741,6 +743,7 @@ spec:
             r#"repositories:
 - name: loop
   url: http://{addr}
+apiVersions: [state.example.com/v1]
 helmDefaults:
   args: [{args}]
 releases:
@@ -830,8 +833,8 @@ releases:
         "{cm}"
     );
     assert_eq!(
-        (&cm["data"]["kube"], &cm["data"]["extra"]),
-        (&"v1.36.0".into(), &"true".into()),
+        (&cm["data"]["kube"], &cm["data"]["extra"], &cm["data"]["state"]),
+        (&"v1.36.0".into(), &"true".into(), &"true".into()),
         "{cm}"
     );
     assert_eq!(judged("Deployment")["spec"]["replicas"], 3);

@@ -24,6 +24,10 @@ pub struct Object {
     /// kind (JSON pointer, list name: `crate::pod_shape::at_schema_paths`); None when no schema is
     /// at hand. Set by [`Graph::push`].
     pub schema_containers: Option<Vec<(String, &'static str)>>,
+    /// Those of [`Object::schema_containers`] whose list the schema says holds patches merged by
+    /// name into the operator's own containers (`crate::pod_shape::schema_patch_paths`): JSON
+    /// pointers. Set by [`Graph::push`].
+    pub schema_patches: Vec<String>,
     /// Where the body holds pod specs and containers by shape (`crate::pod_shape::places`),
     /// found on first use and kept: several rules ask for every object's containers, and the
     /// body, read once by `from_value`, never changes.
@@ -91,6 +95,7 @@ impl Object {
             body,
             prov,
             schema_containers: None,
+            schema_patches: Vec::new(),
             places: std::sync::OnceLock::new(),
             spec_patches: std::sync::OnceLock::new(),
         })
@@ -459,6 +464,9 @@ pub struct Graph {
     /// order the CRDs were pushed (`crate::pod_shape::schema_container_paths`): kept as CRDs
     /// arrive so that pushing an object looks its kind up instead of scanning every object.
     crd_paths: BTreeMap<(String, String), Vec<Vec<String>>>,
+    /// The subset of `crd_paths` whose lists hold patches merged by name
+    /// (`crate::pod_shape::schema_patch_paths`).
+    crd_patch_paths: BTreeMap<(String, String), Vec<Vec<String>>>,
 }
 
 impl Graph {
@@ -468,6 +476,7 @@ impl Graph {
             objects: Vec::new(),
             index: BTreeMap::new(),
             crd_paths: BTreeMap::new(),
+            crd_patch_paths: BTreeMap::new(),
         };
         for o in objects {
             g.push(o);
@@ -480,18 +489,24 @@ impl Graph {
         if o.group() == "apiextensions.k8s.io" && o.kind == "CustomResourceDefinition" {
             let (group, kind) = (o.str_at("/spec/group"), o.str_at("/spec/names/kind"));
             let paths = crate::pod_shape::schema_container_paths(&o.body);
+            let patches = crate::pod_shape::schema_patch_paths(&o.body);
             if let (Some(group), Some(kind), false) = (group, kind, paths.is_empty()) {
                 for obj in self.objects.iter_mut().filter(|x| x.group() == group && x.kind == kind) {
                     let found = crate::pod_shape::at_schema_paths(&obj.body, &paths);
                     obj.schema_containers.get_or_insert_with(Vec::new).extend(found);
+                    let merged = crate::pod_shape::at_schema_paths(&obj.body, &patches);
+                    obj.schema_patches.extend(merged.into_iter().map(|(p, _)| p));
                 }
-                self.crd_paths
-                    .entry((group.to_string(), kind.to_string()))
-                    .or_default()
-                    .extend(paths);
+                let key = (group.to_string(), kind.to_string());
+                self.crd_paths.entry(key.clone()).or_default().extend(paths);
+                self.crd_patch_paths.entry(key).or_default().extend(patches);
             }
         } else if let Some(paths) = self.crd_paths.get(&(o.group().to_string(), o.kind.clone())) {
             o.schema_containers = Some(crate::pod_shape::at_schema_paths(&o.body, paths));
+            if let Some(patches) = self.crd_patch_paths.get(&(o.group().to_string(), o.kind.clone())) {
+                let merged = crate::pod_shape::at_schema_paths(&o.body, patches);
+                o.schema_patches = merged.into_iter().map(|(p, _)| p).collect();
+            }
         }
         self.index.entry(o.key()).or_default().push(self.objects.len());
         self.objects.push(o);

@@ -117,6 +117,10 @@ fn scan(b: &[u8], layer: u8) -> Option<KeyMaterial> {
             return Some(k);
         }
     }
+    // Shorter than a token: neither the whole text nor a token in it is tried below.
+    if text.len() < MIN_TOKEN {
+        return None;
+    }
     let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
     if compact.len() >= MIN_TOKEN {
         if let Some(k) = decode(&compact).and_then(|d| scan(&d, layer + 1)) {

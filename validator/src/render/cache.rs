@@ -13,8 +13,9 @@
 //! run time) is never cached. What stays outside: a path a template assembles from pieces no
 //! file holds whole; such a stack needs `--no-cache`.
 //!
-//! A warm run starts no process at all: binaries are identified by hashing their files (each
-//! hash remembered per inode and change time).
+//! A warm run starts neither helm nor helmfile: binaries are identified by hashing their files
+//! (each hash remembered per inode and change time), and the stack's files are read again only
+//! when their `stat` moved ([`Tree::scan_with`]).
 
 use crate::stack::{ChartRef, EnvState};
 use anyhow::{Context, Result};

@@ -864,6 +864,10 @@ fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path
         .arg("--output-dir")
         .arg(&out)
         .args(capability_flags(opts));
+    // The state's `apiVersions:`, as helmfile passes them.
+    for a in &r.api_versions {
+        cmd.arg("--api-versions").arg(a);
+    }
     if r.values.as_object().is_some_and(|m| !m.is_empty()) {
         let vf = work.join(format!("{}__{}.values.json", r.namespace, r.name));
         std::fs::write(&vf, serde_json::to_vec(&r.values)?)?;

@@ -403,6 +403,7 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                         .flatten()
                         .filter_map(Value::as_str),
                 ),
+                api_versions: state_api_versions(r, &d.doc),
                 cluster_reads,
                 chart_dependencies,
             });
@@ -737,6 +738,26 @@ pub fn helmfile_args<'a>(entries: impl Iterator<Item = &'a str>) -> Vec<String> 
     out
 }
 
+/// The `--api-versions` helmfile 0.166 passes `helm template` for a release from the state: the
+/// release's `apiVersions:`, else the state's (observed with the pinned helmfile; its
+/// `kubeVersion:` keys are not, as the gate always gives helmfile `--kube-version`, which wins).
+pub fn state_api_versions(release: &Value, doc: &Value) -> Vec<String> {
+    let list = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string)
+            .collect()
+    };
+    let own = list(release.get("apiVersions"));
+    if own.is_empty() {
+        list(doc.get("apiVersions"))
+    } else {
+        own
+    }
+}
+
 /// What turns TLS verification off for a release's chart fetches (helmfile ORs the release's
 /// `insecureSkipTLSVerify` with `helmDefaults.insecureSkipTLSVerify`, and passes
 /// `helmDefaults.args` to every helm call).
@@ -815,6 +836,7 @@ pub fn add_refused(
             cluster_reads: Vec::new(),
             chart_dependencies: Vec::new(),
             helm_args: Vec::new(),
+            api_versions: Vec::new(),
             post_renderer: None,
         };
         match r.kind {
@@ -1249,6 +1271,13 @@ mod tests {
             ]
         );
         assert!(got(&[]).is_empty());
+        // The state's apiVersions: the release's own, else the state file's.
+        let doc = serde_json::json!({"apiVersions": ["s/v1"]});
+        assert_eq!(
+            state_api_versions(&serde_json::json!({"apiVersions": ["r/v1"]}), &doc),
+            ["r/v1"]
+        );
+        assert_eq!(state_api_versions(&serde_json::json!({}), &doc), ["s/v1"]);
     }
 
     #[test]

@@ -163,6 +163,10 @@ pub struct Release {
     /// them the same way.
     #[serde(default)]
     pub helm_args: Vec<String>,
+    /// The state's `apiVersions:` for this release (its own, else the state file's), which
+    /// helmfile passes `helm template` as `--api-versions` (`load::state_api_versions`).
+    #[serde(default)]
+    pub api_versions: Vec<String>,
 }
 
 /// A release's post-renderer as helmfile passes it to helm: `--post-renderer NAME` and one

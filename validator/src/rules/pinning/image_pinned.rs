@@ -98,13 +98,22 @@ pub(super) fn image_pinned(ctx: &Ctx) -> Vec<Finding> {
                 if obj.in_spec_patch(c) {
                     continue;
                 }
-                // A value the kind's CRD types as a container (an operator's container patch): its
-                // image is the operator's choice, which the gate cannot judge (fail closed).
-                let typed = obj
-                    .schema_containers
-                    .iter()
-                    .flatten()
-                    .any(|(p, _)| obj.at(p).is_some_and(|v| std::ptr::eq(v, c)));
+                // A value the kind's CRD types as a container: in a list its schema says is merged
+                // by name into the operator's own containers, a patch that keeps their image; in a
+                // pod spec, a container that starts without one; otherwise its image is the
+                // operator's choice, which the gate cannot judge (fail closed).
+                let at = |p: &String| obj.at(p).is_some_and(|v| std::ptr::eq(v, c));
+                if obj.schema_patches.iter().any(at) {
+                    continue;
+                }
+                let in_pod_spec = obj.found_pod_specs().any(|(_, spec)| {
+                    crate::pod_shape::POD_LISTS.iter().any(|l| {
+                        spec.get(*l)
+                            .and_then(Value::as_array)
+                            .is_some_and(|items| items.iter().any(|x| std::ptr::eq(x, c)))
+                    })
+                });
+                let typed = !in_pod_spec && obj.schema_containers.iter().flatten().any(|(p, _)| at(p));
                 let (message, help) = if typed {
                     (
                         format!("{who} is a container its CustomResourceDefinition types as one, with no image: the operator chooses it, so its pinning cannot be judged"),
