@@ -21,6 +21,8 @@ mod version;
 pub(crate) mod worker;
 
 #[cfg(test)]
+mod parent_tests;
+#[cfg(test)]
 mod tests;
 
 use super::{Ctx, Rule, Scope};

@@ -14,7 +14,7 @@ fn fixture_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/routes")
 }
 
-fn fixture(name: &str) -> String {
+pub(super) fn fixture(name: &str) -> String {
     let path = fixture_dir().join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -26,15 +26,15 @@ fn run_with(yaml: &str, policy: &Policy) -> Vec<Finding> {
     RULES.iter().flat_map(|r| (r.check)(&ctx)).collect()
 }
 
-fn run(yaml: &str) -> Vec<Finding> {
+pub(super) fn run(yaml: &str) -> Vec<Finding> {
     run_with(yaml, &Policy::default())
 }
 
-fn of<'a>(findings: &'a [Finding], rule: &str) -> Vec<&'a Finding> {
+pub(super) fn of<'a>(findings: &'a [Finding], rule: &str) -> Vec<&'a Finding> {
     findings.iter().filter(|f| f.rule == rule).collect()
 }
 
-fn dump(findings: &[&Finding]) -> String {
+pub(super) fn dump(findings: &[&Finding]) -> String {
     findings
         .iter()
         .map(|f| {
@@ -198,6 +198,67 @@ fn https_listener_without_certificate_refs() {
     );
 }
 
+/// Where a listener's certificate comes from: non-empty `tls.options` (an implementation-specific
+/// source) stands in for certificateRefs, empty options do not; a certificateRef of another kind
+/// than a core Secret is not the gate's to resolve.
+#[test]
+fn certificate_sources_other_than_core_secrets() {
+    let gw = |tls: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: nvcf}}\nspec:\n  listeners:\n    - {{name: https, protocol: HTTPS, port: 443, tls: {tls}}}\n")
+    };
+    let parent = |tls: &str| {
+        let f = run(&gw(tls));
+        of(&f, "route-parent-resolves")
+            .iter()
+            .map(|f| f.message.clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(parent("{mode: Terminate, options: {example.com/certificate: vault}}").is_empty());
+    let empty = parent("{mode: Terminate, options: {}}");
+    assert_eq!(empty.len(), 1, "{empty:#?}");
+    assert!(empty[0].contains("has no tls.certificateRefs"), "{empty:#?}");
+    for other in [
+        "{group: \"\", kind: ConfigMap, name: absent}",
+        "{group: example.com, kind: Secret, name: absent}",
+    ] {
+        assert!(
+            parent(&format!("{{mode: Terminate, certificateRefs: [{other}]}}")).is_empty(),
+            "{other}"
+        );
+    }
+    // The near miss: a core Secret of that name, which nothing writes.
+    let missing = parent("{mode: Terminate, certificateRefs: [{name: absent}]}");
+    assert_eq!(missing.len(), 1, "{missing:#?}");
+    assert!(missing[0].contains("references Secret nvcf/absent"), "{missing:#?}");
+}
+
+/// A TLS listener terminates TLS unless its mode says Passthrough (Terminate is the default), and
+/// then needs certificateRefs like an HTTPS one.
+#[test]
+fn a_tls_listener_terminates_by_default() {
+    let gw = |tls: &str| {
+        format!("apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: nvcf}}\nspec:\n  listeners:\n    - {{name: tls, protocol: TLS, port: 443, hostname: a.example.com{tls}}}\n")
+    };
+    for tls in ["", ", tls: {mode: Terminate}"] {
+        let f = run(&gw(tls));
+        let mine = of(&f, "route-parent-resolves");
+        assert_eq!(mine.len(), 1, "{tls}: {}", dump(&mine));
+        assert!(
+            mine[0]
+                .message
+                .contains("terminates TLS (TLS) but has no tls.certificateRefs"),
+            "{}",
+            dump(&mine)
+        );
+    }
+    let f = run(&gw(", tls: {mode: Passthrough}"));
+    assert!(
+        of(&f, "route-parent-resolves").is_empty(),
+        "{}",
+        dump(&f.iter().collect::<Vec<_>>())
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // route-backend-resolves
 
@@ -211,6 +272,51 @@ fn external_service_without_ports_is_trusted() {
         "{}",
         dump(&f.iter().collect::<Vec<_>>())
     );
+}
+
+/// Only a core Service backendRef is resolved: a ServiceImport, or a kind named Service of another
+/// API group (implementation-specific backends), is not the gate's to find.
+#[test]
+fn only_core_service_backends_are_resolved() {
+    let text = fixture("fires-route-backend-resolves-missing-service.yaml");
+    let plain = "{name: request-routr, port: 50071}";
+    assert_eq!(of(&run(&text), "route-backend-resolves").len(), 1);
+    for backend in [
+        "{group: multicluster.x-k8s.io, kind: ServiceImport, name: request-routr, port: 50071}",
+        "{group: example.com, kind: Service, name: request-routr, port: 50071}",
+    ] {
+        let f = run(&text.replace(plain, backend));
+        assert!(
+            of(&f, "route-backend-resolves").is_empty(),
+            "{backend}: {}",
+            dump(&f.iter().collect::<Vec<_>>())
+        );
+    }
+}
+
+/// A ReferenceGrant grants only the kind (and name, when given) its `to` names: a grant of every
+/// Secret, or of another Service, does not let a route reach this Service.
+#[test]
+fn a_reference_grant_grants_only_the_kind_it_names() {
+    let text = fixture("silent-route-backend-resolves-cross-namespace-granted.yaml");
+    let to = "{group: \"\", kind: Service, name: request-router}";
+    assert!(text.contains(to));
+    assert!(of(&run(&text), "route-backend-resolves").is_empty());
+    for other in [
+        "{group: \"\", kind: Secret}",
+        "{group: \"\", kind: Service, name: another}",
+    ] {
+        let f = run(&text.replace(to, other));
+        let mine = of(&f, "route-backend-resolves");
+        assert_eq!(mine.len(), 1, "{other}: {}", dump(&mine));
+        assert!(mine[0].message.contains("RefNotPermitted"), "{}", dump(&mine));
+    }
+    // An empty name grants every Service.
+    assert!(of(
+        &run(&text.replace(to, "{group: \"\", kind: Service, name: \"\"}")),
+        "route-backend-resolves"
+    )
+    .is_empty());
 }
 
 #[test]
