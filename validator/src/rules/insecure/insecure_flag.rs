@@ -185,7 +185,7 @@ pub(super) fn insecure_flag(ctx: &Ctx) -> Vec<Finding> {
                                 "the switch comes from the {label}: remove it there and give the client a certificate it can verify"
                             ),
                             None => format!(
-                                "remove `{needle}` (or set `{needle}=false`) and give the client a certificate it can verify"
+                                "remove `{needle}` and give the client a certificate it can verify"
                             ),
                         };
                         mine.push(
