@@ -165,21 +165,15 @@ impl Tree {
             let (digest, keep) = match (&before, known.files.get(rel)) {
                 (Some((id, _)), Some(d)) if d.stat == *id => (d.clone(), true),
                 _ => {
-                    let read_at = now();
-                    let bytes = std::fs::read(path)
+                    let (bytes, vouched) = read_vouched(path, now)
                         .with_context(|| format!("cannot read {} while hashing the stack's inputs", path.display()))?;
+                    let keep = vouched.is_some();
                     let d = FileDigest {
-                        stat: before.as_ref().map(|(id, _)| id.clone()).unwrap_or_default(),
+                        stat: vouched.unwrap_or_default(),
                         sha256: hex::encode(Sha256::digest(&bytes)),
                         vars: std::str::from_utf8(&bytes).map(env_references).unwrap_or_default(),
                     };
-                    // Kept only when its stat vouches for the content read: changed well before
-                    // the read, and unchanged by the time it ended.
-                    let settled = before.as_ref().is_some_and(|(id, changed)| {
-                        read_at.checked_sub(SETTLE).is_some_and(|limit| *changed <= limit)
-                            && stat_identity(path).is_some_and(|(after, _)| after == *id)
-                    });
-                    (d, settled)
+                    (d, keep)
                 }
             };
             h.update(rel.as_bytes());
@@ -247,6 +241,20 @@ struct FileDigest {
 /// How long before it was read a file must have last changed for its digest to be kept: well
 /// above any filesystem's timestamp granularity.
 const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The content of `path`, and its stat identity when that vouches for the content read (the file
+/// last changed at least [`SETTLE`] before the read began by the clock `now`, and its stat did not
+/// move while it was read); only a vouched identity may stand for the content in a later run.
+fn read_vouched(path: &Path, now: &dyn Fn() -> std::time::SystemTime) -> std::io::Result<(Vec<u8>, Option<String>)> {
+    let before = stat_identity(path);
+    let read_at = now();
+    let bytes = std::fs::read(path)?;
+    let vouched = before.and_then(|(id, changed)| {
+        let settled = read_at.checked_sub(SETTLE).is_some_and(|limit| changed <= limit);
+        (settled && stat_identity(path).is_some_and(|(after, _)| after == id)).then_some(id)
+    });
+    Ok((bytes, vouched))
+}
 
 /// What `stat` says of `path` (following links) that changes when its content can have
 /// (device, inode, size, modification and change times), and the later of those two times.
@@ -542,35 +550,26 @@ struct Entry<T> {
     value: T,
 }
 
-/// The identity of a tool binary: its sha256, remembered per (device, inode, size, mtime,
-/// ctime) so a warm run hashes nothing large. `missing` when the tool is not found.
+/// The identity of a tool binary: its sha256, remembered per stat identity (device, inode, size,
+/// mtime, ctime) so a warm run hashes nothing large; remembered only when the stat vouches for
+/// what was read, as for the stack's files ([`read_vouched`]). `missing` when the tool is not found.
 pub fn binary_identity(cache: &Cache, path: Option<&Path>) -> String {
-    use std::os::unix::fs::MetadataExt;
     let Some(path) = path else { return "missing".into() };
-    let Ok(m) = std::fs::metadata(path) else {
+    if std::fs::metadata(path).is_err() {
         return "missing".into();
-    };
-    let stat_key = key(&[
-        "binary",
-        &path.to_string_lossy(),
-        &format!(
-            "{} {} {} {}.{} {}.{}",
-            m.dev(),
-            m.ino(),
-            m.len(),
-            m.mtime(),
-            m.mtime_nsec(),
-            m.ctime(),
-            m.ctime_nsec()
-        ),
-    ]);
-    if let Some(h) = cache.get::<String>(&stat_key) {
-        return h;
     }
-    match std::fs::read(path) {
-        Ok(bytes) => {
+    let stat_key = |id: &str| key(&["binary", &path.to_string_lossy(), id]);
+    if let Some((id, _)) = stat_identity(path) {
+        if let Some(h) = cache.get::<String>(&stat_key(&id)) {
+            return h;
+        }
+    }
+    match read_vouched(path, &std::time::SystemTime::now) {
+        Ok((bytes, vouched)) => {
             let h = hex::encode(Sha256::digest(bytes));
-            let _ = cache.put(&stat_key, &Some(Vec::new()), &h);
+            if let Some(id) = vouched {
+                let _ = cache.put(&stat_key(&id), &Some(Vec::new()), &h);
+            }
             h
         }
         Err(_) => "unreadable".into(),
@@ -640,6 +639,28 @@ mod tests {
         assert_ne!(edited, full);
         assert_eq!(Tree::scan_clocked(&root, Some(&cache), &later).unwrap().hash, edited);
         assert_eq!(Tree::scan_with(&root, Some(&cache)).unwrap().hash, edited);
+    }
+
+    #[test]
+    fn a_binary_identity_is_remembered_only_when_its_stat_vouches_for_it() {
+        let w = tempfile::tempdir().unwrap();
+        let bin = w.path().join("helm");
+        std::fs::write(&bin, b"#!/bin/sh\necho v4\n").unwrap();
+        let cache = Cache {
+            dir: w.path().join("cache"),
+        };
+        let sha = hex::encode(Sha256::digest(b"#!/bin/sh\necho v4\n"));
+        let (id, _) = stat_identity(&bin).unwrap();
+        let stat_key = key(&["binary", &bin.to_string_lossy(), &id]);
+        // Just written: hashed, not remembered (a same-size rewrite within the timestamp tick
+        // could keep the stat).
+        assert_eq!(binary_identity(&cache, Some(&bin)), sha);
+        assert!(cache.get::<String>(&stat_key).is_none());
+        // A remembered hash is what a warm run answers while the stat is the same.
+        cache.put(&stat_key, &Some(Vec::new()), &"remembered".to_string()).unwrap();
+        assert_eq!(binary_identity(&cache, Some(&bin)), "remembered");
+        assert_eq!(binary_identity(&cache, Some(&w.path().join("absent"))), "missing");
+        assert_eq!(binary_identity(&cache, None), "missing");
     }
 
     #[test]
