@@ -160,8 +160,9 @@ pub(super) fn configures_server(values: &Value) -> bool {
     shape || holds_config(values, 0)
 }
 
+/// Bounded by the YAML reader's own nesting limit: every value it can produce is searched.
 fn holds_config(v: &Value, depth: usize) -> bool {
-    if depth > 32 {
+    if depth > crate::yaml::MAX_DEPTH {
         return false;
     }
     match v {
@@ -241,5 +242,11 @@ mod tests {
         assert!(!configures_server(
             &serde_json::json!({"server": {"port": 80}, "text": "listener"})
         ));
+        // A configuration as deep as the YAML reader nests is still found.
+        let mut deep = serde_json::json!("listener \"tcp\" {}");
+        for _ in 0..crate::yaml::MAX_DEPTH {
+            deep = serde_json::json!({ "v": deep });
+        }
+        assert!(configures_server(&deep));
     }
 }

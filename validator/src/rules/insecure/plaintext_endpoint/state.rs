@@ -31,8 +31,9 @@ pub(super) fn dev_args(ctx: &Ctx, r: &Release, server: bool) -> Vec<Finding> {
             }
         }
     };
+    // Bounded by the YAML reader's own nesting limit: every value it can produce is walked.
     fn walk(v: &Value, path: &mut Vec<String>, depth: usize, f: &mut dyn FnMut(&str, &Value, bool)) {
-        if depth > 32 {
+        if depth > crate::yaml::MAX_DEPTH {
             return;
         }
         if let Value::Object(m) = v {
