@@ -178,6 +178,52 @@ spec:
     assert!(image_pinned_on(&f, "user"), "the rendered CRD is served: {f:?}");
 }
 
+/// `--namespace` in helmDefaults.args: helm takes the last namespace flag, after the release's
+/// own, so apply renders and installs the release elsewhere than the state says. Refused, exit 2,
+/// naming the release, the namespace and the fix; the release's own namespace there is not.
+#[test]
+fn a_namespace_flag_in_helm_defaults_args_is_refused_when_it_moves_the_release() {
+    // What the refusal says of helm: the last namespace flag wins.
+    let d = tempfile::tempdir().unwrap();
+    chart(d.path(), "web", ".Release.Namespace | eq \"b\"");
+    let out = Command::new(tool("helm"))
+        .args([
+            "template",
+            "web",
+            "charts/web",
+            "--namespace",
+            "apps",
+            "--namespace",
+            "b",
+        ])
+        .current_dir(d.path())
+        .env("HOME", d.path())
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("web:latest"), "{out:?}");
+
+    // The silent case ends in a verdict (exit 1: the strict defaults' registry finding, as in
+    // every stack here without a policy) and names no namespace flag.
+    for (args, code) in [("[\"--namespace\", \"b\"]", 2), ("[\"-n=apps\"]", 1)] {
+        let d = tempfile::tempdir().unwrap();
+        let s = d.path();
+        chart(s, "web", "false");
+        state(s, &["web"], &format!("helmDefaults:\n  args: {args}\n"));
+        let (got, f, err) = check(s);
+        assert_eq!(got, code, "{args}: {f:?}\n{err}");
+        if code == 2 {
+            assert!(
+                err.contains("apps/web")
+                    && err.contains("helmDefaults.args (helmfile.yaml:1) gives `--namespace b`")
+                    && err.contains("release's `namespace:`"),
+                "{err}"
+            );
+        } else {
+            assert!(!err.contains("namespace flag"), "{err}");
+        }
+    }
+}
+
 /// A post-renderer named by an executable path: the pinned Helm 4 runs only postrenderer/v1
 /// plugins and fails on it (`helmfile apply` installs nothing), so the release is refused, exit 2
 /// naming the release, the input and the fix.

@@ -657,7 +657,9 @@ mod tests {
         assert_eq!(binary_identity(&cache, Some(&bin)), sha);
         assert!(cache.get::<String>(&stat_key).is_none());
         // A remembered hash is what a warm run answers while the stat is the same.
-        cache.put(&stat_key, &Some(Vec::new()), &"remembered".to_string()).unwrap();
+        cache
+            .put(&stat_key, &Some(Vec::new()), &"remembered".to_string())
+            .unwrap();
         assert_eq!(binary_identity(&cache, Some(&bin)), "remembered");
         assert_eq!(binary_identity(&cache, Some(&w.path().join("absent"))), "missing");
         assert_eq!(binary_identity(&cache, None), "missing");

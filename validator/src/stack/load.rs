@@ -371,6 +371,18 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 read
             }));
             let chart_dependencies = chart_dependencies(&chart_ref, &root_abs);
+            let helm_args = helmfile_args(
+                defaults
+                    .and_then(|h| h.get("args"))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str),
+            );
+            let refused = post_renderer(r, defaults).err().or_else(|| {
+                let at = format!("{rel}{}", defaults_line.map(|l| format!(":{l}")).unwrap_or_default());
+                namespace_override(&helm_args, &namespace, &at)
+            });
             state.releases.push(Release {
                 name,
                 namespace,
@@ -393,16 +405,9 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 set,
                 file: rel.clone(),
                 line,
-                refused: post_renderer(r, defaults).err(),
+                refused,
                 post_renderer: post_renderer(r, defaults).ok().flatten(),
-                helm_args: helmfile_args(
-                    defaults
-                        .and_then(|h| h.get("args"))
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str),
-                ),
+                helm_args,
                 api_versions: state_api_versions(r, &d.doc),
                 cluster_reads,
                 chart_dependencies,
@@ -694,6 +699,39 @@ pub fn post_renderer(release: &Value, defaults: Option<&Value>) -> Result<Option
         ));
     }
     Ok(Some(PostRenderer { name, args, input }))
+}
+
+/// A namespace flag in `helmDefaults.args` that names another namespace than the release's: helmfile
+/// passes the release's `--namespace` first and these args after it, and helm takes the last, so
+/// `helmfile apply` renders (`.Release.Namespace`) and installs the release into the args'
+/// namespace while the state, and the gate's judgement of its objects, say the release's
+/// (observed with the pinned helmfile: `helm template r charts/app --namespace a --namespace b`
+/// renders namespace `b`). Its words for the refusal (`at`: the state file and line of the
+/// helmDefaults), `None` when no such flag is given.
+fn namespace_override(helm_args: &[String], namespace: &str, at: &str) -> Option<String> {
+    let mut last: Option<&str> = None;
+    let mut words = helm_args.iter().map(String::as_str);
+    while let Some(w) = words.next() {
+        last = match w {
+            "--namespace" | "-n" => words.next().or(Some("")),
+            _ => match w.strip_prefix("--namespace=") {
+                Some(v) => Some(v),
+                None if w.starts_with("-n") && !w.starts_with("--") => {
+                    Some(w[2..].strip_prefix('=').unwrap_or(&w[2..]))
+                }
+                None => last,
+            },
+        };
+    }
+    let given = last?;
+    (given != namespace).then(|| {
+        format!(
+            "helmDefaults.args ({at}) gives `--namespace {given}`: helm takes the last namespace flag, so `helmfile \
+             apply` renders and installs this release into namespace `{given}`, not `{namespace}` as the state \
+             says and the gate would judge it; set the release's `namespace:` and remove the flag from \
+             helmDefaults.args"
+        )
+    })
 }
 
 /// `helmDefaults.args` as helmfile 0.166 passes them to helm (after its own flags and those of
@@ -1219,6 +1257,37 @@ mod tests {
         );
         assert!(got.iter().all(|w| w.contains("waive with the reason it is safe")));
         assert!(hook_actions(&serde_json::json!({"name": "x"})).is_empty());
+    }
+
+    #[test]
+    fn a_namespace_flag_in_the_args_that_moves_the_release_is_refused() {
+        let refused =
+            |a: &[&str], ns: &str| namespace_override(&helmfile_args(a.iter().copied()), ns, "helmfile.yaml:2");
+        for args in [
+            &["--namespace", "b"][..],
+            &["--namespace=b"],
+            &["-n", "b"],
+            &["-n=b"],
+            &["-nb"],
+            &["--namespace a --set x=1 --namespace b"],
+        ] {
+            let why = refused(args, "a").unwrap_or_else(|| panic!("{args:?} not refused"));
+            assert!(
+                why.contains("(helmfile.yaml:2) gives `--namespace b`")
+                    && why.contains("not `a`")
+                    && why.contains("namespace:"),
+                "{why}"
+            );
+        }
+        // The release's own namespace, or no namespace flag: nothing moves.
+        for args in [
+            &["--namespace", "a"][..],
+            &["-na"],
+            &["--set", "n=b", "--no-hooks"],
+            &[],
+        ] {
+            assert_eq!(refused(args, "a"), None, "{args:?}");
+        }
     }
 
     #[test]
