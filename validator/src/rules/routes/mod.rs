@@ -24,6 +24,8 @@ pub(crate) mod worker;
 mod parent_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod worker_tests;
 
 use super::{Ctx, Rule, Scope};
 use crate::finding::{Finding, Severity};
