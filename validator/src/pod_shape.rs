@@ -83,7 +83,7 @@ pub struct Found<'a> {
 }
 
 /// Where one walk of a body found pod specs and containers, as JSON pointers into it: what an
-/// object keeps so that the walk runs once per object (`crate::graph::Object::containers`), not
+/// object keeps so that the walk runs once per object (`graph::Object::containers`, a layer above), not
 /// once per rule that asks.
 #[derive(Debug, Clone, Default)]
 pub struct Places {

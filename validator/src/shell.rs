@@ -117,7 +117,7 @@ const MAX_DEPTH: usize = 8;
 
 /// Programs that run their `-c` argument as POSIX shell text (`sh -c SCRIPT`, `bash -lc SCRIPT`):
 /// the one list of shells, read by this reader, by the router's flag reader
-/// (`crate::router::read_flags`) and by the configuration-file reader (a `.bash` file is a
+/// (`router::read_flags`, a layer above) and by the configuration-file reader (a `.bash` file is a
 /// script). Sources: POSIX.1-2017 `sh` (`-c`); the manual pages of bash(1), dash(1), BusyBox
 /// `ash`, zsh(1), ksh93(1) and mksh(1).
 pub const SHELLS: &[&str] = &["sh", "bash", "ash", "dash", "zsh", "ksh", "mksh"];
