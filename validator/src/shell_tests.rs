@@ -57,10 +57,10 @@ fn piece(g: &mut Gen) -> String {
             for _ in 0..g.below(4) {
                 match g.below(6) {
                     0 => s.push_str(&param(g)),
-                    1 => s.push_str(*g.pick(&["\\$", "\\\"", "\\\\", "\\`", "\\a", "\\ ", "\\'"])),
-                    2 => s.push_str(*g.pick(&["'", " ", "  ", "*", ";", "#", "\t"])),
+                    1 => s.push_str(g.pick::<&str>(&["\\$", "\\\"", "\\\\", "\\`", "\\a", "\\ ", "\\'"])),
+                    2 => s.push_str(g.pick::<&str>(&["'", " ", "  ", "*", ";", "#", "\t"])),
                     // A `$` that starts no expansion is the character.
-                    3 => s.push_str(*g.pick(&["$ ", "$/", "$,"])),
+                    3 => s.push_str(g.pick::<&str>(&["$ ", "$/", "$,"])),
                     _ => s.push_str(&g.text(PLAIN, 3)),
                 }
             }
