@@ -178,11 +178,10 @@ impl Lazy {
     pub fn get(&self) -> Result<Tools> {
         self.cell
             .get_or_init(|| {
-                let located = Tools::locate(&self.root).map(|t| {
+                let located = Tools::locate(&self.root).inspect(|t| {
                     let answer = self.front_dir.as_ref().map(|d| d.path().join("client-short"));
                     let pending = versions::start(t.clone(), answer);
                     *self.check.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(pending);
-                    t
                 });
                 let located = located.and_then(|t| match &self.front_dir {
                     Some(d) => {
