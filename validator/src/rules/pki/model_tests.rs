@@ -33,3 +33,14 @@ fn unreadable_bundles_are_empty_when_rendered_and_unjudged_when_external() {
     let f = run_graph(VALID, &g, &policy);
     assert!(f.is_empty(), "{}", messages(&f));
 }
+
+/// Messages name at most eight entries of a list and count the rest: eight are all named with no
+/// count, nine name eight and count one.
+#[test]
+fn lists_in_messages_name_eight_and_count_the_rest() {
+    let names = |n: usize| (0..n).map(|i| format!("n{i}")).collect::<Vec<_>>();
+    assert_eq!(list(&names(0)), "[]");
+    assert_eq!(list(&names(8)), "[n0, n1, n2, n3, n4, n5, n6, n7]");
+    assert_eq!(list(&names(9)), "[n0, n1, n2, n3, n4, n5, n6, n7, … (1 more)]");
+    assert_eq!(list(&names(20)), "[n0, n1, n2, n3, n4, n5, n6, n7, … (12 more)]");
+}
