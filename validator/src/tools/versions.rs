@@ -59,7 +59,8 @@ pub struct Pending(std::thread::JoinHandle<Result<Checked, String>>);
 
 /// Start [`check`] on its own thread. When it passes and helm answered helmfile 0.x's question
 /// (`Checked::client_short`), the answer is written to `answer` (atomically: a reader sees all of
-/// it or nothing), where the run's helm front reads it (`mirror::front`).
+/// it or nothing), where the run's helm front reads it (`mirror::front`); until the check ends,
+/// [`pending_marker`] of `answer` exists.
 pub fn start(tools: Tools, answer: Option<std::path::PathBuf>) -> Pending {
     /// Counts the check out when its thread ends, however it ends.
     struct Finished;
@@ -71,10 +72,27 @@ pub fn start(tools: Tools, answer: Option<std::path::PathBuf>) -> Pending {
         }
     }
     *IN_FLIGHT.0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+    /// Removes the marker that says the answer is still coming (`answer` + `.pending`), however
+    /// the check ends: the front then stops waiting for it.
+    struct Asking(Option<std::path::PathBuf>);
+    impl Drop for Asking {
+        fn drop(&mut self) {
+            if let Some(p) = &self.0 {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
     // Counted out by the thread, or, when the thread cannot start, with the closure that holds it.
     let finished = Finished;
+    let asking = Asking(
+        answer
+            .as_ref()
+            .map(|a| pending_marker(a))
+            .filter(|m| std::fs::write(m, "").is_ok()),
+    );
     Pending(std::thread::spawn(move || {
         let _finished = finished;
+        let _asking = asking;
         let checked = check(&tools).map_err(|e| format!("{e:#}"))?;
         if let (Some(path), Some(a)) = (answer, &checked.client_short) {
             let tmp = path.with_extension("tmp");
@@ -84,6 +102,14 @@ pub fn start(tools: Tools, answer: Option<std::path::PathBuf>) -> Pending {
         }
         Ok(checked)
     }))
+}
+
+/// The file that exists while the check is asking helm the question whose answer goes to `answer`
+/// (the helm front waits for the answer while it exists, `mirror::front`).
+pub fn pending_marker(answer: &std::path::Path) -> std::path::PathBuf {
+    let mut p = answer.as_os_str().to_owned();
+    p.push(".pending");
+    p.into()
 }
 
 impl Pending {
@@ -255,11 +281,16 @@ mod tests {
         };
         let answer = d.path().join("client-short");
         let pending = start(tools, Some(answer.clone()));
+        assert!(
+            pending_marker(&answer).exists(),
+            "the front is told the answer is coming"
+        );
         let v = found().and_then(|f| f.helmfile);
         assert_eq!(v.map(|v| v.to_string()).as_deref(), Some("0.166.0"));
         let checked = pending.wait().unwrap();
         assert_eq!(checked.client_short.as_deref(), Some("v3.15.3+g3bb50bb"));
         assert_eq!(std::fs::read_to_string(&answer).unwrap(), "v3.15.3+g3bb50bb\n");
+        assert!(!pending_marker(&answer).exists());
     }
 
     /// helm's own `version --short` is asked only when helm's answer to helmfile 0.x's question is
