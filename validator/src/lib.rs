@@ -22,6 +22,8 @@ pub mod router;
 pub mod rules;
 pub mod schema;
 pub mod scope;
+#[cfg(test)]
+pub mod seeded;
 pub mod shell;
 pub mod sink;
 pub mod stack;

@@ -714,7 +714,7 @@ pub fn secret_values<'p>(g: Option<&Graph>, pod: impl Into<Pod<'p>>, container: 
         })
         .collect();
     // Longest first, so a value that contains another is replaced whole.
-    out.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    out.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
     out
 }
 

@@ -6,30 +6,8 @@
 //! do it). A failure prints the script, the environment and both readings.
 
 use super::*;
+use crate::seeded::Gen;
 use std::process::Command;
-
-/// A small deterministic generator (xorshift64*): the same cases on every run.
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len())]
-    }
-    /// `len` characters drawn from `alphabet`.
-    fn text(&mut self, alphabet: &str, max: usize) -> String {
-        let cs: Vec<char> = alphabet.chars().collect();
-        (0..self.below(max + 1)).map(|_| cs[self.below(cs.len())]).collect()
-    }
-}
 
 /// Characters plain in every context (no glob, tilde, comment or operator meaning).
 const PLAIN: &str = "abcxyz019-_.:/,@%+=";
@@ -79,10 +57,10 @@ fn piece(g: &mut Gen) -> String {
             for _ in 0..g.below(4) {
                 match g.below(6) {
                     0 => s.push_str(&param(g)),
-                    1 => s.push_str(g.pick(&["\\$", "\\\"", "\\\\", "\\`", "\\a", "\\ ", "\\'"])),
-                    2 => s.push_str(g.pick(&["'", " ", "  ", "*", ";", "#", "\t"])),
+                    1 => s.push_str(g.pick::<&str>(&["\\$", "\\\"", "\\\\", "\\`", "\\a", "\\ ", "\\'"])),
+                    2 => s.push_str(g.pick::<&str>(&["'", " ", "  ", "*", ";", "#", "\t"])),
                     // A `$` that starts no expansion is the character.
-                    3 => s.push_str(g.pick(&["$ ", "$/", "$,"])),
+                    3 => s.push_str(g.pick::<&str>(&["$ ", "$/", "$,"])),
                     _ => s.push_str(&g.text(PLAIN, 3)),
                 }
             }

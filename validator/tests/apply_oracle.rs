@@ -34,7 +34,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::{copy_dir, path_with_tools, repo, tool};
+use support::{copy_dir, path_with_tools, repo, shapes, tool};
 
 /// One stack the oracle compares: where it is, the gate's extra arguments and environment.
 struct Case {
@@ -71,20 +71,10 @@ fn case_of(shape: &Path, scratch: &Path) -> Case {
     copy_dir(&shape.join("stack"), &dir);
     let outside = scratch.join(&name).join("outside");
     std::fs::create_dir_all(&outside).unwrap();
-    let mut args = Vec::new();
+    let expect = shapes::expectations(&std::fs::read_to_string(shape.join("expect")).unwrap());
+    let mut args = expect.args;
     let mut env = vec![("REALWORLD_OUTSIDE".to_string(), outside.display().to_string())];
-    for line in std::fs::read_to_string(shape.join("expect"))
-        .unwrap()
-        .lines()
-        .map(str::trim)
-    {
-        if let Some(v) = line.strip_prefix("args:") {
-            args.extend(v.split_whitespace().map(str::to_string));
-        } else if let Some(v) = line.strip_prefix("env:") {
-            let (a, b) = v.trim().split_once('=').unwrap();
-            env.push((a.into(), b.into()));
-        }
-    }
+    env.extend(expect.env);
     let mut file = ".".to_string();
     if let Some(i) = args.iter().position(|a| a == "--file" || a == "-f") {
         file = args[i + 1].clone();
@@ -101,6 +91,14 @@ fn case_of(shape: &Path, scratch: &Path) -> Case {
     }
 }
 
+/// The gate in `dir` as every run here starts it (`support::run::command`) with a case's
+/// environment set.
+fn gate_command(dir: &Path, env: &[(String, String)]) -> Command {
+    let mut c = support::run::command(dir);
+    c.envs(env.iter().map(|(k, v)| (k, v)));
+    c
+}
+
 /// Run the gate sealed; `None` (and why) when it ended without a verdict.
 fn gate(case: &Case, scratch: &Path) -> Result<(Vec<GateEnv>, Value), String> {
     let objects = scratch.join(format!("{}.objects.json", case.name));
@@ -113,22 +111,19 @@ fn gate(case: &Case, scratch: &Path) -> Result<(Vec<GateEnv>, Value), String> {
         "{}: --chart-mirror in a case not marked remote",
         case.name
     );
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.current_dir(&case.dir)
+    // A private HOME, unless the case names its own.
+    let env: Vec<(String, String)> = [("HOME".to_string(), home.display().to_string())]
+        .into_iter()
+        .chain(case.env.iter().cloned())
+        .collect();
+    let out = gate_command(&case.dir, &env)
         .args(["check", "--no-cache", "--format", "json", "--file", &case.file])
         .args(if case.online { &[][..] } else { &["--offline"][..] })
         .arg("--objects")
         .arg(&objects)
         .args(&case.args)
-        .env("PATH", path_with_tools())
-        .env("HOME", &home)
-        .env("NVCF_VALIDATE_NOW", support::run::NOW)
-        .env_remove("NVCF_HELM")
-        .env_remove("NVCF_HELMFILE");
-    for (k, v) in &case.env {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
+        .output()
+        .unwrap();
     let code = out.status.code().unwrap_or(-1);
     if code != 0 && code != 1 {
         return Err(format!("no verdict (exit {code})"));
@@ -462,15 +457,7 @@ fn compare_case(case: &Case, envs: &[GateEnv], report: &Value) -> Result<(Vec<St
 fn the_gate_judges_what_helm_sends() {
     let started = std::time::Instant::now();
     let scratch = tempfile::tempdir().unwrap();
-    let dir = repo().join("validator/tests/realworld");
-    let mut shapes: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("expect").is_file())
-        .collect();
-    shapes.sort();
-    let mut cases: Vec<Case> = shapes.iter().map(|s| case_of(s, scratch.path())).collect();
+    let mut cases: Vec<Case> = shapes::list().iter().map(|s| case_of(s, scratch.path())).collect();
     cases.push(Case {
         name: "stack".into(),
         dir: repo(),
@@ -877,18 +864,11 @@ releases:
 
     // A flag that would choose another chart than the lock-checked tarball: refused, named.
     std::fs::write(stack.join("helmfile.yaml"), state(r#""--version", "9.9.9""#)).unwrap();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.current_dir(&stack)
+    let out = gate_command(&stack, &case.env)
         .args(["check", "--offline", "--no-cache", "--file", ".", "--chart-mirror"])
         .arg(&mirror)
-        .env("PATH", path_with_tools())
-        .env("NVCF_VALIDATE_NOW", support::run::NOW)
-        .env_remove("NVCF_HELM")
-        .env_remove("NVCF_HELMFILE");
-    for (k, v) in &case.env {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     let first = err.lines().next().unwrap_or("");

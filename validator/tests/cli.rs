@@ -37,6 +37,54 @@ fn release_of(report: &serde_json::Value, name: &str) -> serde_json::Value {
         .clone()
 }
 
+/// A copy of the CLI stack whose file `rel` is rewritten by `edit` from its text (empty when
+/// the stack has no such file).
+fn stack_with(rel: &str, edit: impl FnOnce(String) -> String) -> tempfile::TempDir {
+    let d = copy_of(STACK);
+    let p = d.path().join(rel);
+    let text = std::fs::read_to_string(&p).unwrap_or_default();
+    std::fs::write(&p, edit(text)).unwrap();
+    d
+}
+
+/// A copy of the CLI stack whose remote release `upstream` comes from an https repository
+/// (`upstream-repo`), with a mirror `mirror/` holding a stand-in chart packaged at test time
+/// (`upstream` 1.2.3, `template` as its `templates/cm.yaml`) and the lock pinning its sha256.
+/// An https repository, not OCI: offline with a mirror, helmfile cannot load OCI releases'
+/// values (it pulls OCI charts while loading the state). Returns the copy, the tarball and its
+/// sha256.
+fn stack_with_mirrored_upstream(template: &str) -> (tempfile::TempDir, PathBuf, String) {
+    let d = stack_with("helmfile.yaml.gotmpl", |text| {
+        text.replace(
+            "---\nreleases:",
+            "---\nrepositories:\n  - name: upstream-repo\n    url: https://charts.invalid/upstream\nreleases:",
+        )
+        .replace(
+            "chart: oci://registry.invalid/charts/upstream",
+            "chart: upstream-repo/upstream",
+        )
+    });
+    let src = d.path().join("upstream-src");
+    std::fs::create_dir_all(src.join("templates")).unwrap();
+    std::fs::write(
+        src.join("Chart.yaml"),
+        "apiVersion: v2\nname: upstream\nversion: 1.2.3\n",
+    )
+    .unwrap();
+    std::fs::write(src.join("templates/cm.yaml"), template).unwrap();
+    let tgz = helm_package(&src, &d.path().join("mirror"));
+    let sha = sha256_file(&tgz);
+    for f in ["charts.lock.yaml", "validator-policy.yaml"] {
+        let p = d.path().join(f);
+        let t = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("oci://registry.invalid/charts", "https://charts.invalid/upstream")
+            .replace(&"0".repeat(64), &sha);
+        std::fs::write(&p, t).unwrap();
+    }
+    (d, tgz, sha)
+}
+
 #[test]
 fn every_format_reports_findings_and_unrendered_releases() {
     let d = copy_of(STACK);
@@ -166,14 +214,9 @@ fn online_without_registry_access_fails_closed() {
 fn templated_chart_references_render_like_plain_ones() {
     // The state's text hides that `app` is local: the early template run guesses wrong and
     // must be redone once helmfile build has told the truth.
-    let d = copy_of(STACK);
-    let state = d.path().join("helmfile.yaml.gotmpl");
-    let text = std::fs::read_to_string(&state).unwrap();
-    std::fs::write(
-        &state,
-        text.replace("chart: ./charts/app", "chart: {{ printf \"./charts/%s\" \"app\" }}"),
-    )
-    .unwrap();
+    let d = stack_with("helmfile.yaml.gotmpl", |text| {
+        text.replace("chart: ./charts/app", "chart: {{ printf \"./charts/%s\" \"app\" }}")
+    });
     let r = check(d.path(), &["--format", "json"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let report = json(&r.stdout);
@@ -193,14 +236,9 @@ fn templated_chart_references_render_like_plain_ones() {
 fn a_local_release_named_like_a_remote_one_is_rendered() {
     // Releases are picked for helmfile template by name and namespace: leaving the remote
     // `upstream/upstream` out must not leave out a local `other/upstream`.
-    let d = copy_of(STACK);
-    let state = d.path().join("helmfile.yaml.gotmpl");
-    let text = std::fs::read_to_string(&state).unwrap();
-    std::fs::write(
-        &state,
-        format!("{text}  - name: upstream\n    namespace: other\n    chart: ./charts/app\n"),
-    )
-    .unwrap();
+    let d = stack_with("helmfile.yaml.gotmpl", |text| {
+        format!("{text}  - name: upstream\n    namespace: other\n    chart: ./charts/app\n")
+    });
     let r = check(d.path(), &["--format", "json", "-e", "default"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let report = json(&r.stdout);
@@ -241,12 +279,9 @@ fn a_render_failure_is_exit_2_once_its_explanation_is_waived_away() {
 
 #[test]
 fn rendered_lists_are_expanded_and_non_objects_refused() {
-    let d = copy_of(STACK);
-    std::fs::write(
-        d.path().join("charts/app/templates/list.yaml"),
-        "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: hidden}\n    spec:\n      template:\n        spec:\n          containers: [{name: c, image: \"registry.example.com/hidden:latest\"}]\n",
-    )
-    .unwrap();
+    let d = stack_with("charts/app/templates/list.yaml", |_| {
+        "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: apps/v1\n    kind: Deployment\n    metadata: {name: hidden}\n    spec:\n      template:\n        spec:\n          containers: [{name: c, image: \"registry.example.com/hidden:latest\"}]\n".into()
+    });
     let r = check(d.path(), &["--format", "json", "-e", "default"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let report = json(&r.stdout);
@@ -482,33 +517,7 @@ fn lookup_in_a_mirror_chart_is_render_depends_on_cluster() {
             false,
         ),
     ] {
-        let d = copy_of(STACK);
-        let src = d.path().join("upstream-src");
-        std::fs::create_dir_all(src.join("templates")).unwrap();
-        std::fs::write(src.join("Chart.yaml"), "apiVersion: v2\nname: upstream\nversion: 1.2.3\n").unwrap();
-        std::fs::write(src.join("templates/cm.yaml"), template).unwrap();
-        let mirror = d.path().join("mirror");
-        let tgz = helm_package(&src, &mirror);
-        let sha = sha256_file(&tgz);
-        let state = d.path().join("helmfile.yaml.gotmpl");
-        let text = std::fs::read_to_string(&state).unwrap();
-        std::fs::write(
-            &state,
-            text.replace(
-                "---\nreleases:",
-                "---\nrepositories:\n  - name: upstream-repo\n    url: https://charts.invalid/upstream\nreleases:",
-            )
-            .replace("chart: oci://registry.invalid/charts/upstream", "chart: upstream-repo/upstream"),
-        )
-        .unwrap();
-        for f in ["charts.lock.yaml", "validator-policy.yaml"] {
-            let p = d.path().join(f);
-            let t = std::fs::read_to_string(&p)
-                .unwrap()
-                .replace("oci://registry.invalid/charts", "https://charts.invalid/upstream")
-                .replace(&"0".repeat(64), &sha);
-            std::fs::write(&p, t).unwrap();
-        }
+        let (d, _, _) = stack_with_mirrored_upstream(template);
         let r = check(
             d.path(),
             &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
@@ -538,49 +547,10 @@ fn lookup_in_a_mirror_chart_is_render_depends_on_cluster() {
 
 #[test]
 fn chart_mirror_renders_only_matching_tarballs() {
-    let d = copy_of(STACK);
-    // A stand-in for the upstream chart, packaged at test time.
-    let src = d.path().join("upstream-src");
-    std::fs::create_dir_all(src.join("templates")).unwrap();
-    std::fs::write(
-        src.join("Chart.yaml"),
-        "apiVersion: v2\nname: upstream\nversion: 1.2.3\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("templates/cm.yaml"),
+    let (d, tgz, sha) = stack_with_mirrored_upstream(
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\ndata:\n  a: b\n",
-    )
-    .unwrap();
-    let mirror = d.path().join("mirror");
-    let tgz = helm_package(&src, &mirror);
-    let sha = sha256_file(&tgz);
-    // An https repository chart: offline and with a mirror, helmfile cannot load OCI releases'
-    // values (it pulls OCI charts while loading the state), so those are not rendered (below).
-    let state = d.path().join("helmfile.yaml.gotmpl");
-    let text = std::fs::read_to_string(&state).unwrap();
-    std::fs::write(
-        &state,
-        text.replace(
-            "---\nreleases:",
-            "---\nrepositories:\n  - name: upstream-repo\n    url: https://charts.invalid/upstream\nreleases:",
-        )
-        .replace(
-            "chart: oci://registry.invalid/charts/upstream",
-            "chart: upstream-repo/upstream",
-        ),
-    )
-    .unwrap();
+    );
     let lock = d.path().join("charts.lock.yaml");
-    let original = std::fs::read_to_string(&lock)
-        .unwrap()
-        .replace("oci://registry.invalid/charts", "https://charts.invalid/upstream");
-    let policy = d.path().join("validator-policy.yaml");
-    let listed = std::fs::read_to_string(&policy)
-        .unwrap()
-        .replace("oci://registry.invalid/charts", "https://charts.invalid/upstream");
-    std::fs::write(&policy, listed).unwrap();
-    std::fs::write(&lock, original.replace(&"0".repeat(64), &sha)).unwrap();
     let r = check(
         d.path(),
         &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
@@ -593,7 +563,7 @@ fn chart_mirror_renders_only_matching_tarballs() {
     // The same chart from an OCI registry: helmfile would pull it while loading the state; with
     // the mirror it loads it from there, so its values are known and it renders.
     let oci = d.path().join("oci-copy");
-    copy_dir(&repo().join("validator/tests/cli/stack"), &oci);
+    copy_dir(&repo().join(STACK), &oci);
     std::fs::create_dir_all(oci.join("mirror")).unwrap();
     let lock_text = std::fs::read_to_string(oci.join("charts.lock.yaml")).unwrap();
     std::fs::write(oci.join("charts.lock.yaml"), lock_text.replace(&"0".repeat(64), &sha)).unwrap();
@@ -618,7 +588,8 @@ fn chart_mirror_renders_only_matching_tarballs() {
     assert_eq!(up["rendered"], true, "{up}");
     assert_eq!(up["objects"], 1, "{up}");
     // A tarball that does not match the lock is not rendered and fails the digest rule.
-    std::fs::write(&lock, original).unwrap();
+    let pinned = std::fs::read_to_string(&lock).unwrap();
+    std::fs::write(&lock, pinned.replace(&sha, &"0".repeat(64))).unwrap();
     let r = check(
         d.path(),
         &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
@@ -647,16 +618,13 @@ fn chart_mirror_renders_only_matching_tarballs() {
 
 #[test]
 fn waivers_valid_expired_unused_forbidden() {
-    let d = copy_of(STACK);
-    std::fs::write(
-        d.path().join("validator-policy.yaml"),
+    let d = stack_with("validator-policy.yaml", |_| {
         "version: 1\nsettings: {allowedChartRepositories: [oci://registry.invalid/charts], allowedImageRegistries: [registry.example.com]}\nwaivers:\n\
          - rule: image-pinned\n  target: {environment: default, kind: Deployment, namespace: apps, name: web}\n  reason: web image is rebuilt nightly until TICKET-1 lands\n  expires: 2027-01-31\n\
          - rule: image-pinned\n  target: {environment: prod}\n  reason: old exception\n  expires: 2026-10-01\n\
          - rule: object-one-owner\n  target: {release: apps/app}\n  reason: stale\n  expires: 2027-01-31\n\
-         - rule: insecure-flag\n  target: {environment: default}\n  reason: testing QUIC without TLS\n  expires: 2027-01-31\n",
-    )
-    .unwrap();
+         - rule: insecure-flag\n  target: {environment: default}\n  reason: testing QUIC without TLS\n  expires: 2027-01-31\n".into()
+    });
     let r = check(d.path(), &["--format", "json"]);
     assert_eq!(r.code, 1, "{}", r.stderr);
     let report = json(&r.stdout);
@@ -672,12 +640,9 @@ fn waivers_valid_expired_unused_forbidden() {
 
 #[test]
 fn policy_errors_name_the_file_and_entry() {
-    let d = copy_of(STACK);
-    std::fs::write(
-        d.path().join("validator-policy.yaml"),
-        "waivers:\n- rule: image-pinned\n  target: {environment: default}\n  expires: 2027-01-01\n",
-    )
-    .unwrap();
+    let d = stack_with("validator-policy.yaml", |_| {
+        "waivers:\n- rule: image-pinned\n  target: {environment: default}\n  expires: 2027-01-01\n".into()
+    });
     let r = check(d.path(), &[]);
     assert_eq!(r.code, 2);
     assert!(
@@ -717,23 +682,17 @@ fn malformed_inputs_fail_closed_without_leaking_secrets() {
     assert!(r.stderr.contains("not a Kubernetes object"), "{}", r.stderr);
 
     // A broken state file: helmfile's own message, naming the file.
-    let s = copy_of(STACK);
-    std::fs::write(
-        s.path().join("helmfile.yaml.gotmpl"),
-        "releases:\n  - name: app\n    chart: [unclosed\n",
-    )
-    .unwrap();
+    let s = stack_with("helmfile.yaml.gotmpl", |_| {
+        "releases:\n  - name: app\n    chart: [unclosed\n".into()
+    });
     let r = check(s.path(), &[]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("helmfile.yaml.gotmpl"), "{}", r.stderr);
 
     // A chart that does not render.
-    let s = copy_of(STACK);
-    std::fs::write(
-        s.path().join("charts/app/templates/broken.yaml"),
-        "{{ fail \"broken on purpose\" }}\n",
-    )
-    .unwrap();
+    let s = stack_with("charts/app/templates/broken.yaml", |_| {
+        "{{ fail \"broken on purpose\" }}\n".into()
+    });
     let r = check(s.path(), &[]);
     assert_eq!(r.code, 2);
     assert!(r.stderr.contains("broken on purpose"), "{}", r.stderr);

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use support::shapes::{self, expectations};
 use support::{copy_dir, path_with_tools, repo, tool};
 
 /// A listener that counts every connection and closes it at once: the seal's proxy, and the
@@ -97,42 +98,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-struct Expect {
-    args: Vec<String>,
-    env: Vec<(String, String)>,
-    hide: Vec<String>,
-    checks: Vec<(String, String)>,
-}
-
-fn expectations(text: &str) -> Expect {
-    let mut e = Expect {
-        args: Vec::new(),
-        env: Vec::new(),
-        hide: Vec::new(),
-        checks: Vec::new(),
-    };
-    for line in text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-    {
-        let (k, v) = line
-            .split_once(':')
-            .unwrap_or_else(|| panic!("bad expect line `{line}`"));
-        let v = v.trim().to_string();
-        match k.trim() {
-            "args" => e.args.extend(v.split_whitespace().map(str::to_string)),
-            "env" => {
-                let (a, b) = v.split_once('=').unwrap();
-                e.env.push((a.into(), b.into()));
-            }
-            "hide" => e.hide.push(v),
-            other => e.checks.push((other.to_string(), v)),
-        }
-    }
-    e
-}
-
 /// PATH with the pinned tools first, without the directories holding any of `hide`.
 fn path_hiding(hide: &[String]) -> String {
     let all = path_with_tools();
@@ -185,9 +150,8 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
     // warm, and the two verdicts must be equal (`cache_property.rs` edits every input class).
     let cache = work.path().join("cache");
     let command = || {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-        c.current_dir(&stack)
-            .args(["check", "--offline", "--format", "json"])
+        let mut c = support::run::command(&stack);
+        c.args(["check", "--offline", "--format", "json"])
             .args(if expect.args.iter().any(|a| a == "--file" || a == "-f") {
                 &[][..]
             } else {
@@ -197,7 +161,6 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
             .env("PATH", path_hiding(&expect.hide))
             .env("HOME", &home)
             .env("TMPDIR", &tmp)
-            .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
             .env("NVCF_HELM", helm_recorder)
             .env("NVCF_HELMFILE", tool("helmfile"))
             .env("NVCF_HELM_RECORD", log)
@@ -470,28 +433,23 @@ exec '{}' "$@"
 
 #[test]
 fn realworld_shapes_load_offline_sealed() {
-    let dir = repo().join("validator/tests/realworld");
     let tools = tempfile::tempdir().unwrap();
     let recorder = recorder(tools.path());
     let logs = tools.path().join("log");
     std::fs::create_dir_all(&logs).unwrap();
     let log = logs.join("calls.log");
-    let mut shapes: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.join("expect").is_file())
-        .collect();
-    shapes.sort();
-    assert!(shapes.len() >= 20, "expected at least 20 shapes in {}", dir.display());
+    let mut shapes = shapes::list();
+    assert!(
+        shapes.len() >= 20,
+        "expected at least 20 shapes in validator/tests/realworld"
+    );
     // While working on a shape: REALWORLD_ONLY=<part of its name>.
     if let Ok(only) = std::env::var("REALWORLD_ONLY") {
         shapes.retain(|s| s.to_string_lossy().contains(&only));
         // A filter that matches nothing would run nothing and pass.
         assert!(
             !shapes.is_empty(),
-            "REALWORLD_ONLY={only:?} matches no shape in {}",
-            dir.display()
+            "REALWORLD_ONLY={only:?} matches no shape in validator/tests/realworld"
         );
     }
     let fails: Vec<String> = shapes.iter().flat_map(|s| run_shape(s, &recorder, &log)).collect();
@@ -535,16 +493,11 @@ fn seal_partial_is_reported_in_every_format() {
     let stack = work.path().join("stack");
     copy_dir(&shape, &stack);
     let run = |abi: Option<&str>, format: &str, cache: bool| {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-        c.current_dir(&stack)
-            .args(["check", "--offline", "--format", format, "--file", "."])
+        let mut c = support::run::command(&stack);
+        c.args(["check", "--offline", "--format", format, "--file", "."])
             .args(if cache { vec![] } else { vec!["--no-cache"] })
-            .env("PATH", path_with_tools())
             .env("HOME", work.path())
             .env("XDG_CACHE_HOME", work.path().join("cache"))
-            .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
-            .env_remove("NVCF_HELM")
-            .env_remove("NVCF_HELMFILE")
             .env_remove("NVCF_TEST_SEAL_WRITABLE");
         match abi {
             Some(a) => c.env("NVCF_TEST_LANDLOCK_ABI", a),

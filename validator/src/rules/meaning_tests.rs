@@ -11,30 +11,9 @@
 //!   raw, as YAML escapes or in a block scalar, is refused by the policy; the same string with one
 //!   letter or digit of any script is accepted.
 
+use crate::seeded::Gen;
 use crate::testkit::*;
 use serde_json::{json, Value};
-
-/// A small deterministic generator (xorshift64*): the same cases on every run.
-struct Gen(u64);
-
-impl Gen {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn word(&mut self) -> String {
-        let len = 1 + self.below(9);
-        (0..len).map(|_| (b'a' + self.below(26) as u8) as char).collect()
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len() as u64) as usize]
-    }
-}
 
 const CASES: usize = 60;
 
@@ -189,7 +168,7 @@ fn generated_reasons_without_words_are_refused_in_every_encoding() {
     for _ in 0..CASES {
         let len = 1 + g.below(10);
         let empty: String = (0..len).map(|_| *g.pick(EMPTY)).collect();
-        let at = g.below(len + 1) as usize;
+        let at = g.below(len + 1);
         let mut worded: Vec<char> = empty.chars().collect();
         worded.insert(at, *g.pick(WORD));
         let worded: String = worded.into_iter().collect();

@@ -178,7 +178,7 @@ impl Lazy {
     pub fn get(&self) -> Result<Tools> {
         self.cell
             .get_or_init(|| {
-                let located = Tools::locate(&self.root).map(|t| {
+                let located = Tools::locate(&self.root).inspect(|t| {
                     // In the front's work directory: sealed, that one is bound into every command's
                     // namespace, so a front started before the answer was written sees it arrive
                     // (beside it, under the overlay of the temporary directory, it may not).
@@ -188,7 +188,6 @@ impl Lazy {
                     }
                     let pending = versions::start(t.clone(), answer);
                     *self.check.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(pending);
-                    t
                 });
                 let located = located.and_then(|t| match &self.front_dir {
                     Some(d) => {

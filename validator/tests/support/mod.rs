@@ -1,12 +1,14 @@
 //! What the integration tests share: where the repository and the pinned tools are, copying
-//! fixture stacks, (`probe`) loopback TLS/QUIC servers with test identities, and (`openbao`) the
-//! rendered OpenBao/PKI parts of an environment. Each test file
+//! fixture stacks, (`probe`) loopback TLS/QUIC servers with test identities, (`openbao`) the
+//! rendered OpenBao/PKI parts of an environment, (`run`) running the built gate, and (`shapes`)
+//! the realworld shapes and their `expect` files. Each test file
 //! includes it with `mod support;`, so not every file uses all of it.
 #![allow(dead_code)]
 
 pub mod openbao;
 pub mod probe;
 pub mod run;
+pub mod shapes;
 
 use std::path::{Path, PathBuf};
 

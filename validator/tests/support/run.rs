@@ -31,16 +31,24 @@ impl Run {
     }
 }
 
-/// Run `nvcf-validate args` in `dir`, with `env` set after the defaults (so it may override
-/// `NVCF_VALIDATE_NOW` or set `XDG_CACHE_HOME`), and `stdin` piped in when given.
-pub fn run(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Run {
+/// `nvcf-validate` to be run in `dir` with the defaults every test needs: the pinned tools first
+/// on PATH, the clock at [`NOW`], no `NVCF_HELM`/`NVCF_HELMFILE` from the caller. What the caller
+/// sets afterwards wins.
+pub fn command(dir: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
     c.current_dir(dir)
-        .args(args)
         .env("PATH", path_with_tools())
         .env("NVCF_VALIDATE_NOW", NOW)
         .env_remove("NVCF_HELM")
-        .env_remove("NVCF_HELMFILE")
+        .env_remove("NVCF_HELMFILE");
+    c
+}
+
+/// Run `nvcf-validate args` in `dir`, with `env` set after the defaults (so it may override
+/// `NVCF_VALIDATE_NOW` or set `XDG_CACHE_HOME`), and `stdin` piped in when given.
+pub fn run(dir: &Path, args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Run {
+    let mut c = command(dir);
+    c.args(args)
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -144,7 +144,7 @@ pub(crate) fn hide(mut f: Finding, secrets: &[(String, String)]) -> Finding {
             all.push((d.host.clone(), format!("host in {from}")));
         }
     }
-    all.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    all.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
     let secrets = &all[..];
     f.message = router::hide_secrets(&f.message, secrets);
     f.help = f.help.map(|h| router::hide_secrets(&h, secrets));

@@ -238,7 +238,7 @@ fn a_secret_is_read_as_the_kubelet_reads_it_and_never_shown() {
         ("s3cr3t-token".to_string(), "value of T".to_string()),
     ];
     let mut sorted = secrets.clone();
-    sorted.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    sorted.sort_by_key(|s| std::cmp::Reverse(s.0.len()));
     assert_eq!(
         router::hide_secrets("--on=1 port 8081 x1 `s3cr3t-token` s3cr3t-tokens", &sorted),
         "--on=<value of S> port 8081 x1 `<value of T>` s3cr3t-tokens",
