@@ -313,6 +313,7 @@ mod tests {
             env: Vec::new(),
             writable: None,
             ns: None,
+            network: false,
         };
         // What helm answers (behind the logging script).
         let real = |name: &str, body: &str| {
