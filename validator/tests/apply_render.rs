@@ -472,7 +472,9 @@ fn relative_paths_in_helm_defaults_args_resolve_beside_the_state_file() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     use sha2::Digest as _;
-    let sha = hex::encode(sha2::Sha256::digest(std::fs::read(mirror.join("web-0.1.0.tgz")).unwrap()));
+    let sha = hex::encode(sha2::Sha256::digest(
+        std::fs::read(mirror.join("web-0.1.0.tgz")).unwrap(),
+    ));
     let stack = s.join("stack");
     let elsewhere = s.join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();
@@ -550,9 +552,15 @@ fn relative_paths_in_helm_defaults_args_resolve_beside_the_state_file() {
 
     write_state("--values, v.yaml");
     set(true, false);
-    assert!(insecure_judged(), "fires: the gate did not read the v.yaml beside the state");
+    assert!(
+        insecure_judged(),
+        "fires: the gate did not read the v.yaml beside the state"
+    );
     set(false, true);
-    assert!(!insecure_judged(), "silent: the gate read the v.yaml of its working directory");
+    assert!(
+        !insecure_judged(),
+        "silent: the gate read the v.yaml of its working directory"
+    );
     // An absolute path names the same file wherever helm runs.
     write_state(&format!("--values, {}", stack.join("v.yaml").display()));
     set(true, false);
