@@ -56,11 +56,11 @@ pub fn load_and_render(
     let lock_read = format!("{:?} {lock:?}", opts.lock_file);
     let tree_hash = cache::key(&[&tree.hash, &binaries, &lock_read]);
 
-    // Tools: with a mirror, helmfile gets a helm front that serves OCI pulls from it; offline
-    // both run sealed (no network, no kubeconfig, no user helm config) and the front answers
-    // every registry call (mirror or placeholder).
-    let sealed = opts.offline;
-    let tools = tools::Lazy::new(&root, opts.chart_mirror.as_deref(), sealed)?;
+    // Tools: with a mirror, helmfile gets a helm front that serves OCI pulls from it; both run
+    // sealed (hooks and `exec` write nothing outside the run and reach no host Unix socket), and
+    // offline also without network, the front answering every registry call (mirror or
+    // placeholder).
+    let tools = tools::Lazy::new(&root, opts.chart_mirror.as_deref(), opts.offline)?;
     let get_tools = || tools.get();
 
     // Load: the environments (helmfile's own list, from a load of `default`), and (below, per

@@ -60,6 +60,7 @@ fn effective_defaults_and_placement_match_helmfile() {
         env: Vec::new(),
         writable: None,
         ns: None,
+        network: false,
     };
     let defaults = [
         "",

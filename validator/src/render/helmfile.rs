@@ -204,7 +204,8 @@ fn selects(sel: &Selection, r: &Release) -> bool {
 fn pull(tools: &Tools, r: &Release, dir: &Path) -> Result<PathBuf> {
     let dest = dir.join(format!("{}__{}", r.namespace, r.name));
     std::fs::create_dir_all(&dest)?;
-    let mut cmd = tools.helm();
+    // Sealed (online too): helm may write only where it is told to put the chart.
+    let mut cmd = tools.helm_writing(&[&dest]);
     cmd.arg("pull");
     match &r.chart_ref {
         ChartRef::Repo {

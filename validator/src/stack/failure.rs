@@ -301,11 +301,20 @@ pub fn explain(e: &anyhow::Error, inputs: &Inputs, env: &str) -> String {
             Some(_) => "a hook".to_string(),
             None => "a hook or template `exec`".to_string(),
         };
-        format!(
-            "{place}: {}{what} runs `{refused}`, which --offline refuses (offline runs are sealed: no network, no \
-             cluster, no host sockets); guard it behind an environment the gate does not check, or run online",
-            release.unwrap_or_default()
-        )
+        if text.contains(ONLINE_REFUSAL) {
+            format!(
+                "{place}: {}{what} runs `{refused}`, which the gate refuses (hooks and `exec` run sealed, online too: \
+                 no cluster client, no container runtime, no host sockets, no writes outside the run); move what it \
+                 does into a chart, or guard it behind an environment the gate does not check",
+                release.unwrap_or_default()
+            )
+        } else {
+            format!(
+                "{place}: {}{what} runs `{refused}`, which --offline refuses (offline runs are sealed: no network, \
+                 no cluster, no host sockets); guard it behind an environment the gate does not check, or run online",
+                release.unwrap_or_default()
+            )
+        }
     } else if let Some((name, ns)) = duplicate(&text) {
         let id = if ns.is_empty() { name } else { format!("{ns}/{name}") };
         format!(
@@ -718,9 +727,16 @@ fn template_place(text: &str, inputs: &Inputs) -> (Option<String>, Option<String
     (Some(format!("{file}:{at}")), release)
 }
 
-/// The command the seal refused: `nvcf-validate --offline: `CMD` refused`.
+/// The marker of an online front's refusal (`tools::seal`): `nvcf-validate sealed: `CMD` refused`.
+const ONLINE_REFUSAL: &str = "nvcf-validate sealed: `";
+
+/// The command the seal refused: `nvcf-validate --offline: `CMD` refused`, or online
+/// `nvcf-validate sealed: `CMD` refused`.
 fn sealed_refusal(text: &str) -> Option<String> {
-    let rest = &text[text.find("nvcf-validate --offline: `")? + "nvcf-validate --offline: `".len()..];
+    let at = ["nvcf-validate --offline: `", ONLINE_REFUSAL]
+        .iter()
+        .find_map(|m| text.find(m).map(|i| i + m.len()))?;
+    let rest = &text[at..];
     let cmd = rest.split('`').next()?;
     Some(crate::redact::cap(&crate::redact::tool_output(cmd), 160))
 }

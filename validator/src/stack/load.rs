@@ -516,8 +516,9 @@ const HELMFILE_EVENTS: &[&str] = &[
 ///   whatever it changes (the cluster, the host, files) is outside what is judged.
 /// - A `prepare` or `cleanup` hook runs in the render too, as at apply: what it leaves for the
 ///   render to read is judged, and nothing else it changes (the cluster, the network, the host);
-///   offline the seal refuses those (a refusal that fails the hook fails the run), online it does
-///   them.
+///   the seal refuses writes outside the run, host Unix sockets and `kubectl`/container CLIs on
+///   `PATH` in every mode (a refusal that fails the hook fails the run) and TCP offline, but online
+///   a cluster reached over the network by another client is not prevented.
 ///
 /// A hook on no event helmfile fires never runs and is not reported.
 pub fn hook_actions(release: &Value) -> Vec<(String, crate::stack::ClusterRead)> {
@@ -555,8 +556,9 @@ pub fn hook_actions(release: &Value) -> Vec<(String, crate::stack::ClusterRead)>
         let what = if at_apply.is_empty() {
             format!(
                 "its {} hook runs `{line}` in every helmfile command, this render included: only the files it leaves \
-                 for the render are judged, not what else it changes (the cluster, the network, the host; offline the \
-                 seal refuses those, online they happen); move that change into a chart, or waive with the reason it \
+                 for the render are judged, not what else it changes (the cluster, the network, the host; the seal \
+                 refuses writes outside the run and host sockets, offline also TCP, but online a cluster reached \
+                 over the network is not prevented); move that change into a chart, or waive with the reason it \
                  is safe",
                 fired.join("/")
             )

@@ -206,17 +206,16 @@ serve "$tmp/$chart-$pv.tgz"
     );
     std::fs::write(&path, script).with_context(|| format!("writing {}", path.display()))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
-    // Offline, the front runs sandboxed (helmfile starts it): its work directory is writable.
-    let writable = match offline {
-        true => Some(tools.writable.iter().flatten().cloned().chain([work]).collect()),
-        false => tools.writable.clone(),
-    };
+    // The front runs sealed, online too (helmfile starts it; `seal` confines the tools after
+    // this): its work directory is writable.
+    let writable = Some(tools.writable.iter().flatten().cloned().chain([work]).collect());
     Ok(Tools {
         helmfile: tools.helmfile.clone(),
         helm: path,
         env: tools.env.clone(),
         writable,
         ns: tools.ns.clone(),
+        network: tools.network,
     })
 }
 
@@ -238,6 +237,7 @@ mod tests {
             env: Vec::new(),
             writable: None,
             ns: None,
+            network: false,
         };
         (tools, log)
     }

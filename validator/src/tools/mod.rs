@@ -35,6 +35,9 @@ pub struct Tools {
     /// Sealed in a user and mount namespace (the environment left as it is, see `namespace`);
     /// `None`: sealed by variables, or not sealed.
     pub ns: Option<std::sync::Arc<namespace::Namespace>>,
+    /// Sealed but online: TCP stays allowed (charts are pulled); writes and Unix sockets are
+    /// confined as offline (see `seal`).
+    pub network: bool,
 }
 
 impl Tools {
@@ -49,6 +52,7 @@ impl Tools {
                 env: Vec::new(),
                 writable: None,
                 ns: None,
+                network: false,
             }),
             (hf, h) => {
                 let missing: Vec<&str> = [("helmfile", hf.is_none()), ("helm", h.is_none())]
@@ -111,7 +115,7 @@ impl Tools {
         let dirs: Vec<&Path> = w.iter().map(PathBuf::as_path).chain(extra.iter().copied()).collect();
         match &self.ns {
             Some(ns) => ns.confine(c, &dirs),
-            None => sandbox::confine_or_block(c, &dirs),
+            None => sandbox::confine_or_block(c, &dirs, self.network),
         }
     }
 }
@@ -130,8 +134,11 @@ pub struct Lazy {
     root: PathBuf,
     mirror: Option<PathBuf>,
     front_dir: Option<tempfile::TempDir>,
-    /// Offline or with a mirror: the scratch directory of the sealed environment (`seal`).
-    sealed: Option<tempfile::TempDir>,
+    /// The scratch directory of the sealed environment (`seal`): every run is sealed, online
+    /// with TCP allowed.
+    sealed: tempfile::TempDir,
+    /// `--offline`: no network, registry calls answered by the front (`mirror`).
+    offline: bool,
     cell: OnceLock<Result<Tools, String>>,
     /// The check of the tools' versions (`versions::start`), running beside the first commands.
     check: std::sync::Mutex<Option<versions::Pending>>,
@@ -140,19 +147,15 @@ pub struct Lazy {
 
 impl Lazy {
     /// `root`: where the lookup starts (the state's directory); `mirror`: `--chart-mirror`;
-    /// `sealed`: run helmfile and helm without network, kubeconfig or the user's helm config.
-    pub fn new(root: &Path, mirror: Option<&Path>, sealed: bool) -> Result<Lazy> {
-        let sealed = match sealed {
-            true => Some(
-                tempfile::Builder::new()
-                    .prefix("nvcf-validate-sealed-")
-                    .tempdir()
-                    .context("creating a temporary directory")?,
-            ),
-            false => None,
-        };
+    /// `offline`: run helmfile and helm without network. Online or offline they run sealed
+    /// (`seal`): hooks and `exec` write nowhere outside the run and reach no host Unix socket.
+    pub fn new(root: &Path, mirror: Option<&Path>, offline: bool) -> Result<Lazy> {
+        let sealed = tempfile::Builder::new()
+            .prefix("nvcf-validate-sealed-")
+            .tempdir()
+            .context("creating a temporary directory")?;
         // The helm front answers registry calls: with a mirror, and offline.
-        let front_dir = match mirror.is_some() || sealed.is_some() {
+        let front_dir = match mirror.is_some() || offline {
             true => Some(
                 tempfile::Builder::new()
                     .prefix("nvcf-validate-mirror-")
@@ -166,6 +169,7 @@ impl Lazy {
             mirror: mirror.map(Path::to_path_buf),
             front_dir,
             sealed,
+            offline,
             cell: OnceLock::new(),
             check: std::sync::Mutex::new(None),
             verdict: OnceLock::new(),
@@ -187,14 +191,11 @@ impl Lazy {
                     Some(d) => {
                         let m = self.mirror.as_deref().map(paths::absolute);
                         let answer = d.path().join("client-short");
-                        mirror::front(&t, m.as_deref(), self.sealed.is_some(), Some(&answer), d.path())
+                        mirror::front(&t, m.as_deref(), self.offline, Some(&answer), d.path())
                     }
                     None => Ok(t),
                 });
-                let located = match &self.sealed {
-                    Some(d) => located.and_then(|t| seal::seal(t, d.path())),
-                    None => located,
-                };
+                let located = located.and_then(|t| seal::seal(t, self.sealed.path(), self.offline));
                 located.map_err(|e| format!("{e:#}"))
             })
             .clone()

@@ -76,6 +76,8 @@ pub struct Namespace {
     uid: u32,
     gid: u32,
     counter: AtomicU64,
+    /// TCP left to the tools (an online run pulls charts): Landlock handles writes only.
+    tcp: bool,
 }
 
 fn unescape_mountinfo(s: &str) -> PathBuf {
@@ -131,6 +133,7 @@ pub fn available() -> bool {
             uid: unsafe { libc::getuid() },
             gid: unsafe { libc::getgid() },
             counter: AtomicU64::new(0),
+            tcp: false,
         });
         let Ok(plan) = ns.plan(&[], None) else { return false };
         let mut c = Command::new("/bin/sh");
@@ -146,8 +149,8 @@ pub fn available() -> bool {
 impl Namespace {
     /// The plan for a run whose scratch directory is `scratch` and fronts are in `fronts`; `real`:
     /// real tools the fronts call, by name (hidden by the `PATH` overlay when they live in its
-    /// directory).
-    pub fn new(scratch: &Path, fronts: &Path, real: &[(&str, PathBuf)]) -> Result<Namespace> {
+    /// directory); `tcp`: TCP stays allowed (online).
+    pub fn new(scratch: &Path, fronts: &Path, real: &[(&str, PathBuf)], tcp: bool) -> Result<Namespace> {
         let mounts = mount_points();
         let mut dirs: Vec<PathBuf> = Vec::new();
         for var in WRITTEN_DIRS {
@@ -208,6 +211,7 @@ impl Namespace {
             uid,
             gid,
             counter: AtomicU64::new(0),
+            tcp,
         })
     }
 
@@ -288,7 +292,7 @@ impl Namespace {
         }
         let mkdirs = self.mkdirs.iter().map(|d| c(d)).collect::<Result<Vec<_>>>()?;
         let landlock = match landlock {
-            Some(abi) => Some(sandbox::prepare(abi, writable)?),
+            Some(abi) => Some(sandbox::prepare(abi, writable, self.tcp)?),
             None => None,
         };
         Ok(Plan {
@@ -482,7 +486,7 @@ mod tests {
         let scratch = tempfile::tempdir().unwrap();
         let fronts = scratch.path().join("fronts");
         std::fs::create_dir_all(&fronts).unwrap();
-        let ns = Arc::new(Namespace::new(scratch.path(), &fronts, &[]).unwrap());
+        let ns = Arc::new(Namespace::new(scratch.path(), &fronts, &[], false).unwrap());
         assert!(!ns.roots.is_empty(), "no overlay for TMPDIR");
         let layers = || -> usize {
             ns.roots

@@ -221,10 +221,16 @@ fn add_rule(ruleset: &OwnedFd, path: &Path, allowed: u64) -> Result<()> {
     Ok(())
 }
 
-/// A Landlock ruleset at `abi` allowing writes only beneath `writable` (directories) and to
-/// `/dev/null`, and no TCP at all (ABI 4 and later: no port rule is added).
-pub fn ruleset(abi: u32, writable: &[&Path]) -> Result<OwnedFd> {
+/// The rights handled at `abi`, with TCP left alone when `tcp` (an online run: helm pulls charts).
+fn handled_for(abi: u32, tcp: bool) -> (u64, u64, u64) {
     let (fs, net, scoped) = handled(abi);
+    (fs, if tcp { 0 } else { net }, scoped)
+}
+
+/// A Landlock ruleset at `abi` allowing writes only beneath `writable` (directories) and to
+/// `/dev/null`, and, unless `tcp`, no TCP at all (ABI 4 and later: no port rule is added).
+pub fn ruleset(abi: u32, writable: &[&Path], tcp: bool) -> Result<OwnedFd> {
+    let (fs, net, scoped) = handled_for(abi, tcp);
     let attr = RulesetAttr {
         handled_access_fs: fs,
         handled_access_net: net,
@@ -253,16 +259,16 @@ pub fn ruleset(abi: u32, writable: &[&Path]) -> Result<OwnedFd> {
 }
 
 /// Make `cmd` run under Landlock at the kernel's ABI (see [`coverage`]): writes only beneath
-/// `writable`, no TCP. Without Landlock this does nothing (the run reports the weaker seal, see
+/// `writable`, no TCP unless `tcp` (online). Without Landlock this does nothing (the run reports the weaker seal, see
 /// `offline-seal-partial`). The child only calls `prctl` and `landlock_restrict_self` between
 /// `fork` and `exec`; if either fails, the command fails to start (never runs unconfined).
-pub fn confine(cmd: &mut Command, writable: &[&Path]) -> Result<()> {
+pub fn confine(cmd: &mut Command, writable: &[&Path], tcp: bool) -> Result<()> {
     let cov = coverage();
     if cov.abi == 0 {
         seal_sockets_only(cmd);
         return Ok(());
     }
-    confine_at(cmd, cov.abi, writable)
+    confine_at(cmd, cov.abi, writable, tcp)
 }
 
 /// Whether the seccomp filter of `sockets` can be installed here (probed once by starting `true`
@@ -318,8 +324,8 @@ fn seal_sockets_only(cmd: &mut Command) {
 
 /// [`confine`], and when the ruleset cannot be built (a writable directory vanished), a command
 /// that fails to start (EPERM) instead of one that runs unconfined; the reason goes to stderr.
-pub fn confine_or_block(cmd: &mut Command, writable: &[&Path]) {
-    if let Err(e) = confine(cmd, writable) {
+pub fn confine_or_block(cmd: &mut Command, writable: &[&Path], tcp: bool) {
+    if let Err(e) = confine(cmd, writable, tcp) {
         eprintln!(
             "nvcf-validate: cannot confine {:?}, not starting it: {e:#}",
             cmd.get_program()
@@ -344,8 +350,8 @@ pub struct Prepared {
 }
 
 /// The Landlock ruleset of [`ruleset`] at `abi`, and the socket filter, ready for a child.
-pub fn prepare(abi: u32, writable: &[&Path]) -> Result<Prepared> {
-    let (fs, net, scoped) = handled(abi);
+pub fn prepare(abi: u32, writable: &[&Path], tcp: bool) -> Result<Prepared> {
+    let (fs, net, scoped) = handled_for(abi, tcp);
     let mut fds = Vec::new();
     for d in writable {
         fds.push(open_path(d)?);
@@ -424,8 +430,8 @@ impl Prepared {
 }
 
 /// [`confine`] at a given ABI level (at most the kernel's).
-pub fn confine_at(cmd: &mut Command, abi: u32, writable: &[&Path]) -> Result<()> {
-    let ruleset = Arc::new(ruleset(abi, writable)?);
+pub fn confine_at(cmd: &mut Command, abi: u32, writable: &[&Path], tcp: bool) -> Result<()> {
+    let ruleset = Arc::new(ruleset(abi, writable, tcp)?);
     let filter = sockets_sealed().then(|| Arc::new(super::sockets::Filter::new()));
     // SAFETY: the closure runs in the child between fork and exec; it calls only prctl and
     // syscall (async-signal-safe), reads a plain fd and a prepared filter program from the Arcs
@@ -458,7 +464,7 @@ mod tests {
     fn sh(abi: u32, writable: &[&Path], script: &str) -> std::process::Output {
         let mut c = Command::new("bash");
         c.arg("-c").arg(script);
-        confine_at(&mut c, abi, writable).unwrap();
+        confine_at(&mut c, abi, writable, false).unwrap();
         c.output().unwrap()
     }
 
@@ -597,7 +603,7 @@ mod tests {
         if !require("Landlock (any ABI)", kernel_abi() > 0) {
             return;
         }
-        let e = ruleset(kernel_abi(), &[Path::new("/nonexistent/nvcf")]).unwrap_err();
+        let e = ruleset(kernel_abi(), &[Path::new("/nonexistent/nvcf")], false).unwrap_err();
         assert!(format!("{e:#}").contains("/nonexistent/nvcf"));
     }
 }

@@ -1,5 +1,9 @@
-//! The sealed environment of an offline run: helmfile and helm, and whatever they start (helm
-//! plugins, `git` for remote `git::` helmfiles, hooks' commands, `exec` in templates), get
+//! The sealed environment of a run: helmfile and helm, and whatever they start (helm plugins,
+//! `git` for remote `git::` helmfiles, hooks' commands, `exec` in templates), get what follows.
+//! Online the same seal applies with TCP left open (helm pulls charts, helmfile clones `git::`
+//! helmfiles) and only the cluster and container-runtime fronts (`kubectl`, `docker`, `podman`,
+//! `nerdctl`, `buildah`); writes and host Unix sockets are confined exactly as offline
+//! ([`seal`] with `offline: false`). Offline:
 //!
 //! - a Landlock sandbox (`sandbox`, where the kernel has it): writes only inside the seal's
 //!   scratch directory, the helm front's work directory and the render output directory (plus
@@ -42,6 +46,10 @@ fn proxy() -> OsString {
 /// `/usr/bin/docker` bypasses the front; the kernel then still refuses its TCP (Landlock) and
 /// Unix sockets (seccomp, see `sockets`).)
 const REFUSED: &[&str] = &["git", "kubectl", "docker", "podman", "nerdctl", "buildah"];
+
+/// Online, the fronts that refuse: the cluster's and the container runtimes' clients. `git` runs
+/// (remote `git::` helmfiles are cloned online) and `kustomize` is the real one.
+const REFUSED_ONLINE: &[&str] = &["kubectl", "docker", "podman", "nerdctl", "buildah"];
 
 /// The marker file of an offline placeholder chart (see `mirror::front`): the `kustomize` front
 /// answers for a chart that holds it.
@@ -103,9 +111,19 @@ exit 127
     )
 }
 
-/// Write the fronts into `bin`: the refusing ones, and `kustomize` calling `real_kustomize`.
-fn write_fronts(bin: &Path, real_kustomize: Option<&Path>) -> Result<()> {
+/// Write the fronts into `bin`: the refusing ones, and offline `kustomize` calling
+/// `real_kustomize`.
+fn write_fronts(bin: &Path, real_kustomize: Option<&Path>, offline: bool) -> Result<()> {
     std::fs::create_dir_all(bin).with_context(|| format!("creating {}", bin.display()))?;
+    if !offline {
+        for cmd in REFUSED_ONLINE {
+            let script = format!(
+                "#!/bin/sh\necho \"nvcf-validate sealed: \\`{cmd} $*\\` refused (the gate runs hooks and exec sealed, online too: no cluster client, no container runtime, no host sockets, no writes outside the run)\" >&2\nexit 1\n"
+            );
+            write_script(&bin.join(cmd), &script)?;
+        }
+        return Ok(());
+    }
     for cmd in REFUSED {
         let script = format!(
             "#!/bin/sh\necho \"nvcf-validate --offline: \\`{cmd} $*\\` refused (offline runs are sealed: no network, no cluster, no host sockets)\" >&2\nexit 1\n"
@@ -129,7 +147,26 @@ fn real_kustomize() -> Option<PathBuf> {
 /// The sealed environment by variables (where the namespace is not available), rooted in
 /// `scratch` (created by the caller, removed with it).
 pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
+    environment_for(scratch, true)
+}
+
+/// [`environment`]; online (`offline: false`) only the directories the tools write into and the
+/// fronts on `PATH` change (no proxies, the kubeconfig and git left as they are).
+fn environment_for(scratch: &Path, offline: bool) -> Result<Vec<(String, OsString)>> {
     let mut env: Vec<(String, OsString)> = Vec::new();
+    let bin = scratch.join("bin");
+    let fronts_on_path = |env: &mut Vec<(String, OsString)>| -> Result<()> {
+        write_fronts(&bin, real_kustomize().as_deref(), offline)?;
+        let mut path = vec![bin.clone()];
+        path.extend(user_path());
+        env.push(("PATH".into(), std::env::join_paths(path).context("building PATH")?));
+        Ok(())
+    };
+    if !offline {
+        fronts_on_path(&mut env)?;
+        written_dirs(scratch, &mut env)?;
+        return Ok(env);
+    }
     for v in [
         "HTTP_PROXY",
         "HTTPS_PROXY",
@@ -140,12 +177,7 @@ pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
     ] {
         env.push((v.into(), proxy()));
     }
-    let bin = scratch.join("bin");
-    write_fronts(&bin, real_kustomize().as_deref())?;
-    let user_path = user_path();
-    let mut path = vec![bin];
-    path.extend(user_path);
-    env.push(("PATH".into(), std::env::join_paths(path).context("building PATH")?));
+    fronts_on_path(&mut env)?;
     for v in ["NO_PROXY", "no_proxy"] {
         env.push((v.into(), OsString::new()));
     }
@@ -168,6 +200,13 @@ pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
             .with_context(|| format!("writing {}", kubeconfig.display()))?;
     }
     env.push(("KUBECONFIG".into(), kubeconfig.into_os_string()));
+    written_dirs(scratch, &mut env)?;
+    Ok(env)
+}
+
+/// `HOME`, the XDG, helm and helmfile directories and `TMPDIR` in the scratch directory's
+/// writable part.
+fn written_dirs(scratch: &Path, env: &mut Vec<(String, OsString)>) -> Result<()> {
     let w = writable(scratch);
     for (var, sub) in [
         ("HOME", "home"),
@@ -198,7 +237,7 @@ pub fn environment(scratch: &Path) -> Result<Vec<(String, OsString)>> {
         "HELM_REPOSITORY_CACHE".into(),
         w.join("helm/cache/repository").into_os_string(),
     ));
-    Ok(env)
+    Ok(())
 }
 
 /// Tests only: one more directory the sealed tools may write into (the realworld tests' recording
@@ -293,26 +332,38 @@ pub fn sealed(helm: &Path) -> Option<(Tools, Option<PathBuf>)> {
         .map(|e| (e.tools.clone(), e.cache.clone()))
 }
 
+/// Online, is the seal made by the kernel alone: the namespace is available, Landlock confines
+/// writes (truncation included) and the socket filter works (TCP is not needed: it stays open).
+pub fn by_namespace_online() -> bool {
+    super::sandbox::coverage().truncate() && super::sandbox::sockets_sealed() && super::namespace::available()
+}
+
 /// `tools` running sealed in `scratch`: in a namespace with the environment as it is (see
 /// `namespace`), or, where that is not available, in the environment of [`environment`]; with
 /// the Landlock sandbox allowing writes only to the scratch directory's writable part and the
-/// directories `tools` already allows (the helm front's work directory).
-pub fn seal(mut tools: Tools, scratch: &Path) -> Result<Tools> {
+/// directories `tools` already allows (the helm front's work directory). `offline: false`: the
+/// same, with TCP allowed and only the cluster and container-runtime fronts (`REFUSED_ONLINE`).
+pub fn seal(mut tools: Tools, scratch: &Path, offline: bool) -> Result<Tools> {
     let w = writable(scratch);
     std::fs::create_dir_all(&w).with_context(|| format!("creating {}", w.display()))?;
-    let cache = if by_namespace() {
-        let real = real_kustomize();
+    tools.network = !offline;
+    let in_namespace = match offline {
+        true => by_namespace(),
+        false => by_namespace_online(),
+    };
+    let cache = if in_namespace {
+        let real = real_kustomize().filter(|_| offline);
         let bin = scratch.join("bin");
         let real_named: Vec<(&str, PathBuf)> = real.iter().map(|r| ("kustomize", r.clone())).collect();
-        let mut ns = super::namespace::Namespace::new(scratch, &bin, &real_named)?;
-        write_fronts(&bin, real.as_deref().map(|r| ns.real_path(r)).as_deref())?;
+        let mut ns = super::namespace::Namespace::new(scratch, &bin, &real_named, !offline)?;
+        write_fronts(&bin, real.as_deref().map(|r| ns.real_path(r)).as_deref(), offline)?;
         let host = w.join("helmfile-cache");
         std::fs::create_dir_all(&host).with_context(|| format!("creating {}", host.display()))?;
         let shown = helmfile_cache_dir().is_some_and(|d| ns.show_at(&host, &d));
         tools.ns = Some(std::sync::Arc::new(ns));
         shown.then_some(host)
     } else {
-        tools.env.extend(environment(scratch)?);
+        tools.env.extend(environment_for(scratch, offline)?);
         Some(w.join("helmfile-cache"))
     };
     let mut dirs = tools.writable.take().unwrap_or_default();
@@ -321,14 +372,17 @@ pub fn seal(mut tools: Tools, scratch: &Path) -> Result<Tools> {
     // Fail here, naming the directory, rather than at every command.
     if super::sandbox::coverage().abi > 0 {
         let refs: Vec<&Path> = dirs.iter().map(PathBuf::as_path).collect();
-        super::sandbox::ruleset(super::sandbox::coverage().abi, &refs)?;
+        super::sandbox::ruleset(super::sandbox::coverage().abi, &refs, !offline)?;
     }
     tools.writable = Some(dirs);
-    registry().lock().unwrap_or_else(|e| e.into_inner()).push(Registered {
-        helm: tools.helm.clone(),
-        tools: tools.clone(),
-        cache,
-    });
+    // Only offline runs prime helmfile's download cache with placeholders (see `remote`).
+    if offline {
+        registry().lock().unwrap_or_else(|e| e.into_inner()).push(Registered {
+            helm: tools.helm.clone(),
+            tools: tools.clone(),
+            cache,
+        });
+    }
     Ok(tools)
 }
 

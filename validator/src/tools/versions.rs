@@ -243,6 +243,7 @@ mod tests {
             env: Vec::new(),
             writable: None,
             ns: None,
+            network: false,
         };
         let answer = d.path().join("client-short");
         let pending = start(tools, Some(answer.clone()));

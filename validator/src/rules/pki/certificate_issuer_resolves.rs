@@ -97,4 +97,51 @@ mod tests {
         );
         assert!(run_graph(ISSUER, &g, &p).is_empty());
     }
+
+    fn certificate(issuer_ref: &str) -> String {
+        format!(
+            "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {{name: router, namespace: nvcf}}\nspec:\n  secretName: router-tls\n  issuerRef: {issuer_ref}\n"
+        )
+    }
+
+    #[test]
+    fn an_issuer_of_another_group_is_looked_up_in_that_group() {
+        // An out-of-tree issuer (its own group and kind) that the stack renders resolves.
+        let external = "---\napiVersion: awspca.cert-manager.io/v1beta1\nkind: AWSPCAClusterIssuer\nmetadata: {name: corp-pca}\nspec: {arn: x}\n";
+        let yaml = certificate("{group: awspca.cert-manager.io, kind: AWSPCAClusterIssuer, name: corp-pca}") + external;
+        let f = run(ISSUER, &yaml);
+        assert!(f.is_empty(), "{}", messages(&f));
+        // Without it rendered, the finding names the kind and group, not a cert-manager kind error.
+        let f = run(
+            ISSUER,
+            &certificate("{group: awspca.cert-manager.io, kind: AWSPCAClusterIssuer, name: corp-pca}"),
+        );
+        assert_eq!(f.len(), 1, "{}", messages(&f));
+        assert!(
+            f[0].message
+                .contains("issued by AWSPCAClusterIssuer corp-pca (group awspca.cert-manager.io)"),
+            "{}",
+            f[0].message
+        );
+        // An empty group is cert-manager's.
+        let issuer = "---\napiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata: {name: ca, namespace: nvcf}\nspec: {ca: {secretName: ca}}\n";
+        let f = run(ISSUER, &(certificate("{group: \"\", name: ca}") + issuer));
+        assert!(f.is_empty(), "{}", messages(&f));
+    }
+
+    #[test]
+    fn a_kind_cert_manager_does_not_have_is_named() {
+        let f = run(
+            ISSUER,
+            &certificate("{group: cert-manager.io, kind: CertificateIssuer, name: openbao}"),
+        );
+        assert_eq!(f.len(), 1, "{}", messages(&f));
+        assert!(
+            f[0].message.contains(
+                "has issuerRef kind CertificateIssuer in group cert-manager.io; only Issuer and ClusterIssuer"
+            ),
+            "{}",
+            f[0].message
+        );
+    }
 }

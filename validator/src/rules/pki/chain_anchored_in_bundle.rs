@@ -227,4 +227,75 @@ mod tests {
         let c = g.objects.iter().find(|o| o.kind == "Certificate").unwrap();
         assert!(self_signed_origin(&g, c).is_none());
     }
+
+    fn router(name: &str, ns: &str, secret: &str, dial: &str) -> String {
+        format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: {ns}}}\nspec:\n  template:\n    spec:\n      containers:\n        - name: router\n          image: nvcr.io/nvidia/nvcf/stargate:1.4.2\n          args: [--listen-addr=0.0.0.0:50071, \"--grpc-pylon-dial-addr={dial}\", --tls-cert-path=/tls/tls.crt, --tls-key-path=/tls/tls.key]\n          volumeMounts: [{{name: tls, mountPath: /tls, readOnly: true}}]\n      volumes: [{{name: tls, secret: {{secretName: {secret}}}}}]\n"
+        )
+    }
+
+    fn guarded_of(yaml: &str) -> Vec<(String, String)> {
+        guarded(&crate::testkit::graph("e", yaml))
+            .into_iter()
+            .map(|g| (g.ns, g.secret))
+            .collect()
+    }
+
+    #[test]
+    fn guarded_secrets_are_each_named_once_by_namespace_and_name() {
+        let inside = "https://request-router.nvcf.svc:443";
+        let yaml = router("a", "nvcf", "request-router-tls", inside)
+            + &router("b", "nvcf", "request-router-tls", inside)
+            + &router("c", "other", "request-router-tls", inside)
+            + &router("d", "nvcf", "second-tls", inside);
+        let pair = |ns: &str, s: &str| (ns.to_string(), s.to_string());
+        assert_eq!(
+            guarded_of(&yaml),
+            vec![
+                pair("nvcf", "request-router-tls"),
+                pair("other", "request-router-tls"),
+                pair("nvcf", "second-tls")
+            ]
+        );
+        // The listener that terminates the gRPC dial host adds its certificate Secrets, not other
+        // kinds of certificateRefs.
+        let gateway = "---\napiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw, namespace: edge}\nspec:\n  gatewayClassName: envoy\n  listeners:\n    - name: worker-grpc\n      protocol: HTTPS\n      port: 443\n      hostname: grpc.nvcf.example.com\n      tls:\n        certificateRefs: [{name: worker-grpc-tls}, {kind: ConfigMap, name: not-a-certificate}]\n      allowedRoutes: {namespaces: {from: All}}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: {name: worker, namespace: nvcf}\nspec:\n  parentRefs: [{name: gw, namespace: edge, sectionName: worker-grpc}]\n  hostnames: [grpc.nvcf.example.com]\n  rules: [{backendRefs: [{name: request-router, port: 50071}]}]\n";
+        let yaml = router("a", "nvcf", "request-router-tls", "https://grpc.nvcf.example.com:443") + gateway;
+        assert_eq!(
+            guarded_of(&yaml),
+            vec![pair("nvcf", "request-router-tls"), pair("edge", "worker-grpc-tls")]
+        );
+    }
+
+    /// A namespaced CA Issuer reads its CA Secret in its own namespace: the Certificate that
+    /// writes it there is followed up to its self-signed issuer; one in another namespace is not.
+    #[test]
+    fn a_namespaced_ca_issuer_is_followed_in_its_own_namespace() {
+        let issuers = |ca_ns: &str| {
+            format!(
+                "---\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {{name: request-router, namespace: nvcf}}\nspec: {{secretName: request-router-tls, issuerRef: {{name: nvcf-ca}}}}\n---\napiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata: {{name: nvcf-ca, namespace: nvcf}}\nspec: {{ca: {{secretName: nvcf-root}}}}\n---\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {{name: nvcf-root, namespace: {ca_ns}}}\nspec: {{isCA: true, secretName: nvcf-root, issuerRef: {{kind: Issuer, name: selfsigned}}}}\n---\napiVersion: cert-manager.io/v1\nkind: Issuer\nmetadata: {{name: selfsigned, namespace: {ca_ns}}}\nspec: {{selfSigned: {{}}}}\n"
+            )
+        };
+        let yaml = router("r", "nvcf", "request-router-tls", "https://request-router.nvcf.svc:443");
+        let f = run(ANCHORED, &(yaml.clone() + &issuers("nvcf")));
+        assert_eq!(f.len(), 1, "{}", messages(&f));
+        assert!(
+            f[0].message
+                .contains("(Issuer nvcf/nvcf-ca -> Certificate nvcf/nvcf-root -> Issuer nvcf/selfsigned)"),
+            "{}",
+            f[0].message
+        );
+        let f = run(ANCHORED, &(yaml + &issuers("other")));
+        assert!(f.is_empty(), "{}", messages(&f));
+    }
+
+    /// The Certificate judged is the one writing the guarded Secret in its namespace, not the first
+    /// Certificate of the graph (here OpenBao's self-signed bootstrap CA).
+    #[test]
+    fn the_certificate_of_the_guarded_secret_is_judged_and_no_other() {
+        let yaml = "---\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: bootstrap-ca, namespace: nvcf}\nspec: {isCA: true, secretName: bootstrap-ca, issuerRef: {kind: ClusterIssuer, name: selfsigned}}\n---\napiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: {name: selfsigned}\nspec: {selfSigned: {}}\n---\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: request-router, namespace: nvcf}\nspec: {secretName: request-router-tls, issuerRef: {kind: ClusterIssuer, name: openbao}}\n---\napiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata: {name: openbao}\nspec: {vault: {server: \"https://openbao.openbao.svc:8200\", path: pki_int/sign/router}}\n".to_string()
+            + &router("r", "nvcf", "request-router-tls", "https://request-router.nvcf.svc:443");
+        let f = run(ANCHORED, &yaml);
+        assert!(f.is_empty(), "{}", messages(&f));
+    }
 }

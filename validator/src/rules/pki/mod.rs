@@ -348,4 +348,6 @@ fn depth_hint(sans: &[String], name: &str) -> String {
 }
 
 #[cfg(test)]
+mod model_tests;
+#[cfg(test)]
 mod tests;

@@ -186,4 +186,30 @@ mod tests {
         let f = run(RELOAD, &text);
         assert_eq!(f.len(), 1, "{}", messages(&f));
     }
+
+    /// Reloader's auto mode restarts a workload on a change of any Secret it uses: only when it is
+    /// on ("true") and the workload mounts a TLS Secret.
+    #[test]
+    fn reloader_auto_counts_only_when_on() {
+        let base = fixture("silent-tls-mount-reloadable-whole-volume");
+        let with = |key: &str, val: &str| {
+            base.replace(
+                "metadata:\n  name: request-router\n",
+                &format!("metadata:\n  name: request-router\n  annotations:\n    {key}: \"{val}\"\n"),
+            )
+        };
+        for key in ["reloader.stakater.com/auto", "secret.reloader.stakater.com/auto"] {
+            let f = run(RELOAD, &with(key, "true"));
+            assert_eq!(f.len(), 1, "{key}: {}", messages(&f));
+            assert!(
+                f[0].message.contains(&format!(
+                    "annotation {key}: true, which restarts its pods whenever its TLS Secret is renewed"
+                )),
+                "{}",
+                f[0].message
+            );
+            let f = run(RELOAD, &with(key, "false"));
+            assert!(f.is_empty(), "{key}: {}", messages(&f));
+        }
+    }
 }

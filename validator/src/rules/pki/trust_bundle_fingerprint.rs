@@ -103,4 +103,73 @@ mod tests {
             f[0].message
         );
     }
+
+    fn cert(name: &str) -> String {
+        std::fs::read_to_string(fixture_dir().join(format!("certs/{name}.pem"))).unwrap()
+    }
+
+    fn fp(pem: &str) -> String {
+        crate::pki::fingerprint::bundle_fingerprint(pem.as_bytes()).unwrap()
+    }
+
+    /// profile.yaml publishing `pem`, with `fields` (lines of YAML) before it.
+    fn profile_text(pem: &str, fields: &str) -> String {
+        let bundle: String = pem.lines().map(|l| format!("  {l}\n")).collect();
+        format!("{fields}trustBundle: |\n{bundle}")
+    }
+
+    /// A worker profile ConfigMap (no annotation) holding `profile`.
+    fn profile_yaml(profile: &str) -> String {
+        let body: String = profile.lines().map(|l| format!("    {l}\n")).collect();
+        format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: nvcf-worker-profile\ndata:\n  profile.yaml: |\n{body}"
+        )
+    }
+
+    #[test]
+    fn a_missing_fingerprint_is_owed_only_by_the_stacks_own_contract_objects() {
+        let a = cert("root-a");
+        let with_fp = profile_text(&a, &format!("trustBundleFingerprint: \"{}\"\n", fp(&a)));
+        // The profile owes its field, not the annotation the trust bundle owes.
+        let f = run(FINGERPRINT, &profile_yaml(&with_fp));
+        assert!(f.is_empty(), "{}", messages(&f));
+        let f = run(FINGERPRINT, &profile_yaml(&profile_text(&a, "")));
+        assert_eq!(f.len(), 1, "{}", messages(&f));
+        assert!(
+            f[0].message.contains("profile.yaml has no trustBundleFingerprint"),
+            "{}",
+            f[0].message
+        );
+        // Declared external (the policy's externals, with their data): nothing is owed by them.
+        let indent = |t: &str, n: usize| -> String { t.lines().map(|l| format!("{}{l}\n", " ".repeat(n))).collect() };
+        let policy = crate::testkit::policy(&format!(
+            "externals:\n  - apiVersion: v1\n    kind: ConfigMap\n    name: nvcf-trust-bundle\n    namespace: nvcf\n    data:\n      ca.crt: |\n{}  - apiVersion: v1\n    kind: ConfigMap\n    name: nvcf-worker-profile\n    namespace: customer\n    data:\n      profile.yaml: |\n{}",
+            indent(&a, 8),
+            indent(&profile_text(&a, ""), 8)
+        ));
+        let g = crate::testkit::with_externals(crate::testkit::graph("e", ""), &policy);
+        assert_eq!(g.objects.iter().filter(|o| o.prov.external).count(), 2);
+        let f = run_graph(FINGERPRINT, &g, &policy);
+        assert!(f.is_empty(), "{}", messages(&f));
+    }
+
+    /// The profile is compared with the trust bundle of its namespace, not with another ConfigMap
+    /// there or a trust bundle elsewhere.
+    #[test]
+    fn the_profile_is_compared_with_the_trust_bundle_of_its_namespace() {
+        let (a, b) = (cert("root-a"), cert("root-b"));
+        let other_ca: String = b.lines().map(|l| format!("    {l}\n")).collect();
+        let yaml = format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: other-ca}}\ndata:\n  ca.crt: |\n{other_ca}---\n{}---\n{}",
+            bundle_yaml(&a, Some(&fp(&a))),
+            profile_yaml(&profile_text(&a, &format!("trustBundleFingerprint: \"{}\"\n", fp(&a))))
+        );
+        let f = run(FINGERPRINT, &yaml);
+        assert!(f.is_empty(), "{}", messages(&f));
+        let f = run(
+            FINGERPRINT,
+            &yaml.replace("name: other-ca", "name: other-ca, namespace: elsewhere"),
+        );
+        assert!(f.is_empty(), "{}", messages(&f));
+    }
 }

@@ -92,4 +92,83 @@ mod tests {
         );
         assert_eq!(token.len(), 1, "{}", messages(&token));
     }
+
+    /// A Vault issuer over https with a sign/ path: `vault` (YAML lines under `spec.vault:`, indented
+    /// four spaces) completes it.
+    fn issuer(api: &str, kind: &str, vault: &str) -> String {
+        format!(
+            "apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: openbao\nspec:\n  vault:\n    server: https://openbao.openbao.svc:8200\n    path: pki_int/sign/nvcf-router\n{vault}"
+        )
+    }
+
+    const SA: &str =
+        "    auth:\n      kubernetes:\n        role: cert-manager\n        serviceAccountRef: {name: openbao-issuer}\n";
+
+    #[test]
+    fn only_cert_manager_issuers_of_the_stack_are_judged() {
+        // The same insecure `spec.vault` on a kind of another group is not a cert-manager issuer.
+        let other = issuer(
+            "vault.example.com/v1",
+            "ClusterIssuer",
+            "    server: http://openbao:8200\n",
+        );
+        assert!(run(VAULT, &other).is_empty());
+        let f = run(
+            VAULT,
+            &issuer(
+                "cert-manager.io/v1",
+                "ClusterIssuer",
+                "    server: http://openbao:8200\n",
+            ),
+        );
+        assert!(!f.is_empty());
+    }
+
+    #[test]
+    fn a_ca_bundle_secret_ref_counts_unless_it_is_null() {
+        let with_ref = format!("    caBundleSecretRef: {{name: openbao-bootstrap-ca, key: ca.crt}}\n{SA}");
+        let f = run(VAULT, &issuer("cert-manager.io/v1", "Issuer", &with_ref));
+        assert!(f.is_empty(), "{}", messages(&f));
+        let null_ref = format!("    caBundleSecretRef: null\n{SA}");
+        let f = run(VAULT, &issuer("cert-manager.io/v1", "Issuer", &null_ref));
+        assert_eq!(f.len(), 1, "{}", messages(&f));
+        assert!(
+            f[0].message.contains("neither caBundle nor caBundleSecretRef"),
+            "{}",
+            f[0].message
+        );
+    }
+
+    #[test]
+    fn each_auth_method_without_a_service_account_is_named() {
+        let bundle = "    caBundleSecretRef: {name: openbao-bootstrap-ca, key: ca.crt}\n";
+        for (auth, method) in [
+            (
+                "    auth:\n      appRole: {path: approle, roleId: x, secretRef: {name: s, key: k}}\n",
+                "AppRole with a stored secret ID",
+            ),
+            (
+                "    auth:\n      kubernetes: {role: r, secretRef: {name: sa-token, key: token}}\n",
+                "a long-lived ServiceAccount token Secret (kubernetes.secretRef)",
+            ),
+            (
+                "    auth:\n      clientCertificate: {secretName: client-cert}\n",
+                "a client certificate stored in a Secret",
+            ),
+            ("    auth: {}\n", "no auth method"),
+            ("", "no auth method"),
+        ] {
+            let f = run(
+                VAULT,
+                &issuer("cert-manager.io/v1", "Issuer", &format!("{bundle}{auth}")),
+            );
+            assert_eq!(f.len(), 1, "{auth}: {}", messages(&f));
+            assert!(
+                f[0].message
+                    .contains(&format!("authenticates to OpenBao with {method};")),
+                "{auth}: {}",
+                f[0].message
+            );
+        }
+    }
 }
