@@ -235,7 +235,8 @@ mod tests {
     }
 
     fn guarded_of(yaml: &str) -> Vec<(String, String)> {
-        guarded(&crate::testkit::graph("e", yaml))
+        let g = crate::testkit::graph("e", yaml);
+        guarded(&g, &crate::router::routers(&g))
             .into_iter()
             .map(|g| (g.ns, g.secret))
             .collect()
