@@ -164,3 +164,156 @@ pub(super) fn grpc_terminator<'a>(g: &'a Graph, host: &str) -> Terminator<'a> {
         None => Terminator::Router,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testkit::graph;
+
+    const HOST: &str = "grpc.example.com";
+
+    /// Gateway `edge/gw` with `listeners` (a YAML flow list), a Certificate writing Secret
+    /// `edge/gw-tls`, and `more` documents.
+    fn gateway_graph(listeners: &str, more: &str) -> Graph {
+        graph(
+            "e",
+            &format!(
+                "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {{name: gw, namespace: edge}}\nspec:\n  gatewayClassName: envoy\n  listeners: {listeners}\n---\napiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {{name: gw, namespace: edge}}\nspec: {{secretName: gw-tls, dnsNames: [{HOST}], issuerRef: {{name: ca}}}}\n{more}"
+            ),
+        )
+    }
+
+    fn grpc_route(hostnames: &str, parent: &str) -> String {
+        format!(
+            "---\napiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: {{name: r{}, namespace: nvcf}}\nspec:\n  parentRefs: [{parent}]\n  hostnames: {hostnames}\n",
+            hostnames.len() + parent.len()
+        )
+    }
+
+    fn terminating_listener(g: &Graph) -> String {
+        match grpc_terminator(g, HOST) {
+            Terminator::Listener { listener, .. } => str_at(listener, "/name").unwrap_or("?").to_string(),
+            Terminator::Router => "router".into(),
+            Terminator::Unknown => "unknown".into(),
+        }
+    }
+
+    #[test]
+    fn only_terminating_listeners_have_identities() {
+        let g = gateway_graph("[]", "");
+        let gw = g.objects.iter().find(|o| o.kind == "Gateway").unwrap();
+        let refs = "tls: {certificateRefs: [{name: gw-tls}]}";
+        for (listener, terminates) in [
+            (format!("{{name: a, protocol: HTTPS, port: 443, {refs}}}"), true),
+            (format!("{{name: a, protocol: TLS, port: 443, {refs}}}"), true),
+            (
+                "{name: a, protocol: TLS, port: 443, tls: {mode: Passthrough, certificateRefs: [{name: gw-tls}]}}"
+                    .into(),
+                false,
+            ),
+            (format!("{{name: a, protocol: HTTP, port: 80, {refs}}}"), false),
+        ] {
+            let l: Value = crate::yaml::value(&listener).unwrap();
+            assert_eq!(listener_identities(&g, gw, &l).is_some(), terminates, "{listener}");
+        }
+    }
+
+    #[test]
+    fn gateway_routes_are_the_tls_carrying_route_kinds_of_gateway_api() {
+        let yaml = "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata: {name: gw}\n---\napiVersion: gateway.networking.k8s.io/v1alpha2\nkind: UDPRoute\nmetadata: {name: udp}\n---\napiVersion: example.com/v1\nkind: HTTPRoute\nmetadata: {name: foreign}\n---\napiVersion: gateway.networking.k8s.io/v1\nkind: GRPCRoute\nmetadata: {name: grpc}\n";
+        let g = graph("e", yaml);
+        let names: Vec<&str> = gateway_routes(&g).map(|o| o.name.as_str()).collect();
+        assert_eq!(names, ["grpc"]);
+    }
+
+    #[test]
+    fn a_parent_ref_attaches_by_kind_group_namespace_name_section_port_and_protocol() {
+        let g = gateway_graph("[]", "");
+        let gw = g.objects.iter().find(|o| o.kind == "Gateway").unwrap();
+        let route = |kind: &str| {
+            graph(
+                "e",
+                &format!(
+                    "apiVersion: gateway.networking.k8s.io/v1\nkind: {kind}\nmetadata: {{name: r, namespace: nvcf}}\n"
+                ),
+            )
+        };
+        let (grpc, tls) = (route("GRPCRoute"), route("TLSRoute"));
+        let v = |s: &str| -> Value { crate::yaml::value(s).unwrap() };
+        let https = v("{name: a, protocol: HTTPS, port: 443}");
+        let http = v("{name: a, protocol: HTTP, port: 80}");
+        let tls_l = v("{name: a, protocol: TLS, port: 443}");
+        let pr = "name: gw, namespace: edge";
+        for (kind_graph, parent, listener, want) in [
+            (&grpc, format!("{{{pr}}}"), &https, true),
+            (&grpc, format!("{{{pr}}}"), &http, true),
+            (&grpc, format!("{{{pr}}}"), &tls_l, false),
+            (&tls, format!("{{{pr}}}"), &tls_l, true),
+            (&tls, format!("{{{pr}}}"), &https, false),
+            (&grpc, format!("{{{pr}, kind: Service}}"), &https, false),
+            (&grpc, format!("{{{pr}, group: example.com}}"), &https, false),
+            (&grpc, "{name: gw, namespace: nvcf}".to_string(), &https, false),
+            (&grpc, "{name: gw}".to_string(), &https, false),
+            (&grpc, "{name: other, namespace: edge}".to_string(), &https, false),
+            (&grpc, format!("{{{pr}, sectionName: a}}"), &https, true),
+            (&grpc, format!("{{{pr}, sectionName: b}}"), &https, false),
+            (&grpc, format!("{{{pr}, port: 443}}"), &https, true),
+            (&grpc, format!("{{{pr}, port: 8443}}"), &https, false),
+        ] {
+            let r = kind_graph.objects.first().unwrap();
+            assert_eq!(
+                attaches(r, &v(&parent), gw, listener),
+                want,
+                "{} {parent} {listener}",
+                r.kind
+            );
+        }
+    }
+
+    #[test]
+    fn an_unbracketed_ipv6_host_keeps_a_last_group_that_is_no_port() {
+        assert_eq!(https_host("https://fe80::abcd").as_deref(), Some("fe80::abcd"));
+        assert_eq!(
+            https_host("https://grpc.example.com:443/x").as_deref(),
+            Some("grpc.example.com")
+        );
+    }
+
+    /// The listener that terminates the dial host: an exact hostname over a wildcard over none; a
+    /// listener whose hostname does not match is not a candidate.
+    #[test]
+    fn the_most_specific_matching_listener_terminates() {
+        let l = |name: &str, host: Option<&str>| {
+            let h = host.map(|h| format!(", hostname: \"{h}\"")).unwrap_or_default();
+            format!("{{name: {name}, protocol: HTTPS, port: 443{h}, tls: {{certificateRefs: [{{name: gw-tls}}]}}}}")
+        };
+        let route = grpc_route(&format!("[{HOST}]"), "{name: gw, namespace: edge}");
+        let listeners = |ls: &[String]| format!("[{}]", ls.join(", "));
+        for (ls, want) in [
+            (vec![l("wild", Some("*.example.com")), l("exact", Some(HOST))], "exact"),
+            (vec![l("none", None), l("wild", Some("*.example.com"))], "wild"),
+            (
+                vec![l("other", Some("other.example.com")), l("wild", Some("*.example.com"))],
+                "wild",
+            ),
+            (vec![l("other", Some("other.example.com")), l("none", None)], "none"),
+            (vec![l("other", Some("*.other.com"))], "unknown"),
+        ] {
+            let g = gateway_graph(&listeners(&ls), &route);
+            assert_eq!(terminating_listener(&g), want, "{ls:?}");
+        }
+    }
+
+    /// A route that names the dial host carries it even when no listener of its Gateway takes it,
+    /// whatever other routes come after: the terminator is then unknown, not the router.
+    #[test]
+    fn a_route_naming_the_dial_host_marks_it_carried() {
+        let listener = "[{name: a, protocol: HTTPS, port: 443, hostname: \"*.example.com\"}]";
+        let explicit = grpc_route(&format!("[{HOST}]"), "{name: gw, namespace: edge, sectionName: b}");
+        let to_missing = grpc_route("[]", "{name: missing-gateway, namespace: edge}");
+        let g = gateway_graph(listener, &format!("{explicit}{to_missing}"));
+        assert_eq!(terminating_listener(&g), "unknown");
+        let g = gateway_graph(listener, &to_missing);
+        assert_eq!(terminating_listener(&g), "router");
+    }
+}

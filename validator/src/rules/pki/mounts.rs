@@ -90,9 +90,11 @@ pub(super) fn router_tls_secret(r: &RouterWorkload) -> Option<String> {
     let path = r.flag(F_CERT).filter(|p| !p.is_empty())?;
     let m = mount_for(pod, r.container, path)?;
     let vol = m.volume?;
+    // A subPath mount shows the volume from that path down: the file lies at subPath/rel in it.
     let rel = match m.sub_path() {
         Some(sp) if m.rel.is_empty() => sp.to_string(),
-        _ => m.rel.clone(),
+        Some(sp) => format!("{}/{}", sp.trim_end_matches('/'), m.rel),
+        None => m.rel.clone(),
     };
     secret_key_at(vol, &rel)
         .map(|(s, _)| s)
@@ -114,4 +116,85 @@ pub(super) fn tls_secrets_by_namespace(g: &Graph) -> std::collections::HashMap<&
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Secret behind `--tls-cert-path` of a router whose container has `mounts` (YAML flow
+    /// list) over `volumes` (YAML flow list).
+    fn tls_secret_of(cert_path: &str, mounts: &str, volumes: &str) -> Option<String> {
+        let yaml = format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: r, namespace: nvcf}}\nspec:\n  template:\n    spec:\n      containers:\n        - name: router\n          image: nvcr.io/nvidia/nvcf/stargate:1.4.2\n          args: [--listen-addr=0.0.0.0:50071, --tls-cert-path={cert_path}]\n          volumeMounts: {mounts}\n      volumes: {volumes}\n"
+        );
+        let g = crate::testkit::graph("e", &yaml);
+        let rs = routers(&g);
+        assert_eq!(rs.len(), 1);
+        router_tls_secret(&rs[0])
+    }
+
+    /// A projected volume: Secret `other` (ca.crt only) first, then `cert` with `cert_items`.
+    fn projected(cert_items: &str) -> String {
+        format!(
+            "[{{name: tls, projected: {{sources: [{{secret: {{name: other, items: [{{key: ca.crt, path: ca.crt}}]}}}}, {{secret: {{name: cert, items: {cert_items}}}}}]}}}}]"
+        )
+    }
+
+    #[test]
+    fn the_certificate_secret_is_found_through_sub_paths_and_items() {
+        let items = "[{key: tls.crt, path: tls.crt}]";
+        // A file mounted by subPath: the subPath names the file inside the volume.
+        let file = "[{name: tls, mountPath: /tls/tls.crt, subPath: tls.crt}]";
+        assert_eq!(
+            tls_secret_of("/tls/tls.crt", file, &projected(items)).as_deref(),
+            Some("cert")
+        );
+        // A directory of the volume mounted by subPath: the file is the subPath's path below it.
+        let dir = "[{name: tls, mountPath: /tls, subPath: certs}]";
+        let nested_items = "[{key: tls.crt, path: certs/tls.crt}]";
+        assert_eq!(
+            tls_secret_of("/tls/tls.crt", dir, &projected(nested_items)).as_deref(),
+            Some("cert")
+        );
+        // A nested path is found in the items of the Secret that projects it, not in a Secret
+        // without items (whose keys are files at the top of the volume only).
+        let nested = "[{name: tls, projected: {sources: [{secret: {name: other}}, {secret: {name: cert, items: [{key: tls.crt, path: certs/tls.crt}]}}]}}]";
+        let whole = "[{name: tls, mountPath: /tls}]";
+        assert_eq!(
+            tls_secret_of("/tls/certs/tls.crt", whole, nested).as_deref(),
+            Some("cert")
+        );
+    }
+
+    #[test]
+    fn the_longest_mount_path_holding_the_file_wins() {
+        let mounts = "[{name: config, mountPath: /etc}, {name: tls, mountPath: /etc/tls}]";
+        let volumes = "[{name: config, secret: {secretName: config}}, {name: tls, secret: {secretName: router-tls}}]";
+        assert_eq!(
+            tls_secret_of("/etc/tls/tls.crt", mounts, volumes).as_deref(),
+            Some("router-tls")
+        );
+    }
+
+    #[test]
+    fn a_secret_without_items_holds_top_level_keys_only() {
+        let vol: Value = serde_json::json!({"secret": {"secretName": "router-tls"}});
+        assert_eq!(
+            secret_key_at(&vol, "tls.crt"),
+            Some(("router-tls".to_string(), "tls.crt".to_string()))
+        );
+        assert_eq!(secret_key_at(&vol, "certs/tls.crt"), None);
+        assert_eq!(secret_key_at(&vol, ""), None);
+    }
+
+    #[test]
+    fn renewed_tls_secrets_are_certificate_targets_and_core_tls_secrets() {
+        let yaml = "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: c, namespace: nvcf}\nspec: {secretName: written}\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: tls-typed, namespace: nvcf}\ntype: kubernetes.io/tls\n---\napiVersion: v1\nkind: Secret\nmetadata: {name: opaque, namespace: nvcf}\ntype: Opaque\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: configmap, namespace: nvcf}\ntype: kubernetes.io/tls\n---\napiVersion: example.com/v1\nkind: Secret\nmetadata: {name: other-group, namespace: nvcf}\ntype: kubernetes.io/tls\n";
+        let g = crate::testkit::graph("e", yaml);
+        let got = tls_secrets_by_namespace(&g);
+        let want: BTreeSet<String> = ["tls-typed", "written"].iter().map(|s| s.to_string()).collect();
+        assert_eq!(got.get("nvcf"), Some(&want));
+        assert_eq!(got.len(), 1);
+    }
 }
