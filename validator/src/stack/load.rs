@@ -213,6 +213,65 @@ pub fn guessed_environments(entry: &Path) -> Vec<String> {
     out
 }
 
+/// Most releases `guessed_local_releases` guesses (each is one `--selector` of the early template).
+const MAX_GUESSED_RELEASES: usize = 64;
+
+/// The releases with a directory chart (`./`, `../`, `/`) that the entry state's own text
+/// declares, as (name, namespace when written): what `helmfile template` is started on before
+/// helmfile has even listed the releases. A guess that only saves time, never one that decides
+/// anything: `render::helmfile::render_env` uses that render only when the loaded state's installed
+/// local releases are exactly the guessed ones and nothing else was rendered, and renders again
+/// otherwise. `None` (then the template waits for `helmfile list`) when the text cannot be read
+/// plainly: a template action (`{{`), `bases:` or `helmfiles:` (which bring releases of their
+/// own), a document that does not parse, a release whose name, namespace or chart is not a plain
+/// string, or an `installed:` that is not a literal boolean. A release with `installed: false` is
+/// left out; one with a `condition:` is kept (helmfile renders it only when the condition holds).
+pub fn guessed_local_releases(entry: &Path) -> Option<Vec<(String, Option<String>)>> {
+    let files = if entry.is_dir() {
+        super::loader::state_files_in(entry)
+    } else {
+        vec![entry.to_path_buf()]
+    };
+    let plain = |v: &Value| v.as_str().filter(|t| !t.is_empty()).map(str::to_string);
+    let mut out: Vec<(String, Option<String>)> = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).ok()?;
+        if text.contains("{{") || text.len() > 1 << 20 {
+            return None;
+        }
+        for doc in crate::yaml::documents(&text).ok()? {
+            let Some(top) = doc.value.as_object() else {
+                return None;
+            };
+            if top.contains_key("bases") || top.contains_key("helmfiles") {
+                return None;
+            }
+            let Some(releases) = top.get("releases") else {
+                continue;
+            };
+            for r in releases.as_array()? {
+                let chart = plain(r.get("chart")?)?;
+                let name = plain(r.get("name")?)?;
+                let namespace = match r.get("namespace") {
+                    None => None,
+                    Some(n) => Some(plain(n)?),
+                };
+                let installed = match r.get("installed") {
+                    None => true,
+                    Some(i) => i.as_bool()?,
+                };
+                let local = chart.starts_with("./") || chart.starts_with("../") || chart.starts_with('/');
+                if installed && local {
+                    out.push((name, namespace));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    (out.len() <= MAX_GUESSED_RELEASES).then_some(out)
+}
+
 /// Keys of a top-level block map `key:` at its first indentation level, as the text spells them.
 /// Only ever used to order the environment names helmfile printed (never to add or drop one)
 /// and to guess which environments to start loading early (`guessed_environments`).
@@ -1079,6 +1138,40 @@ pub fn hook_command_at(source: &str, command: &str) -> Option<(usize, Vec<String
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The early template's guess reads only plain text, and gives up on anything else.
+    #[test]
+    fn local_releases_are_guessed_only_from_plain_text() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("helmfile.yaml");
+        let guess = |text: &str| {
+            std::fs::write(&f, text).unwrap();
+            guessed_local_releases(&f)
+        };
+        let s = |n: &str, ns: Option<&str>| (n.to_string(), ns.map(str::to_string));
+        assert_eq!(
+            guess(
+                "environments:\n  prod: {}\n---\nreleases:\n  - name: b\n    namespace: nb\n    chart: ./charts/b\n    \
+                 condition: b.enabled\n  - name: a\n    chart: ../charts/a\n  - name: cm\n    namespace: cm\n    \
+                 chart: jetstack/cert-manager\n  - name: unused\n    chart: ./charts/unused\n    installed: false\n"
+            ),
+            Some(vec![s("a", None), s("b", Some("nb"))])
+        );
+        assert_eq!(guess("environments:\n  prod: {}\n"), Some(vec![]));
+        for unreadable in [
+            "releases:\n  - name: a-{{ .Environment.Name }}\n    chart: ./charts/a\n",
+            "bases:\n  - base.yaml\n---\nreleases:\n  - name: a\n    chart: ./charts/a\n",
+            "helmfiles:\n  - sub/helmfile.yaml\n",
+            "releases:\n  - name: a\n    chart: ./charts/a\n    installed: \"false\"\n",
+            "releases:\n  - name: a\n    namespace: [x]\n    chart: ./charts/a\n",
+            "releases:\n  - name: a\n",
+            "releases: {a: b}\n",
+            "releases: [\n",
+        ] {
+            assert_eq!(guess(unreadable), None, "{unreadable}");
+        }
+        assert_eq!(guessed_local_releases(&d.path().join("absent.yaml")), None);
+    }
 
     #[test]
     fn parses_build_output_and_lines() {
