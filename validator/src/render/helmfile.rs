@@ -478,7 +478,7 @@ pub fn render_env(
     let mut remote_reads: Vec<(usize, Vec<crate::stack::ClusterRead>)> = Vec::new();
     for (i, (r, p)) in state.releases.iter().zip(&plans).enumerate() {
         if let Plan::Mirror { tarball, .. } = p {
-            match helm_template_tarball(tools, r, tarball, work.path(), opts) {
+            match helm_template_tarball(tools, r, tarball, work.path(), root, opts) {
                 Ok(dir) => {
                     for (inner, text) in rendered_files(&dir, &mut budget)? {
                         let n = push_docs(&text, &inner, None, environment, r, &mut docs)?;
@@ -899,16 +899,32 @@ fn push_docs(
 
 /// `helm template` of a remote chart's tarball into its own output directory (returned): helm
 /// writes each template to `<dir>/<chart>/templates/<file>`, as `helmfile template` does for the
-/// local charts.
-fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path, opts: &Options) -> Result<PathBuf> {
+/// local charts. helm runs in the directory of the release's state file (under `root`), where
+/// helmfile runs it.
+fn helm_template_tarball(
+    tools: &Tools,
+    r: &Release,
+    tarball: &Path,
+    work: &Path,
+    root: &Path,
+    opts: &Options,
+) -> Result<PathBuf> {
     // A sealed helm may write only beneath directories that exist when it starts.
     let remote = work.join("remote");
     std::fs::create_dir_all(&remote).with_context(|| format!("cannot create {}", remote.display()))?;
     let out = remote.join(format!("{}__{}", r.namespace, r.name));
     let mut cmd = tools.helm_writing(&[&remote]);
+    // helmfile 0.166 runs helm in the directory of the state file that declares the release
+    // (`template` and `sync` alike, wherever `helmfile` was started; observed with the pinned
+    // helmfile), so a relative path in helmDefaults.args (`--values v.yaml`, `--set-file k=f`)
+    // names a file beside that state: this helm runs there too, never in the gate's own working
+    // directory. Every path the gate adds is absolute.
+    let state_dir = crate::tools::paths::absolute(&root.join(&r.file));
+    let state_dir = state_dir.parent().unwrap_or(root).to_path_buf();
+    cmd.current_dir(&state_dir);
     cmd.arg("template")
         .arg(&r.name)
-        .arg(tarball)
+        .arg(crate::tools::paths::absolute(tarball))
         .arg("--namespace")
         .arg(&r.namespace)
         .arg("--include-crds")
@@ -939,8 +955,8 @@ fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path
     }
     // helmDefaults.args last, as helmfile appends them to its own flags (a later `--set`,
     // `--kube-version` or `--api-versions` wins or adds as it does there); helm runs in the
-    // directory helmfile's helm runs in (this process's), so relative paths they name (`-f
-    // values.yaml`) are the same files.
+    // directory helmfile's helm runs in (the state file's, above), so relative paths they name
+    // (`-f values.yaml`) are the same files.
     cmd.args(&r.helm_args);
     run(
         &mut cmd,
