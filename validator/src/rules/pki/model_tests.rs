@@ -3,6 +3,7 @@
 //! written against a mutant that the rule tests let through (issue 31; ci/mutants names them).
 
 use super::tests::{messages, run, run_graph};
+use super::*;
 use crate::testkit;
 
 const VALID: &str = "trust-bundle-valid";
