@@ -397,6 +397,9 @@ pub fn render_env(
                 .iter()
                 .filter(|r| r.installed)
                 .all(|r| predicted.iter().any(|p| selects(p, r)) == local.iter().any(|l| std::ptr::eq(*l, r)))
+                // and nothing else: a guessed release helmfile refused (declared twice: not
+                // installed here, its early template failed on the duplicate) is not one of them.
+                && predicted.iter().all(|p| local.iter().any(|l| selects(p, l)))
                 && rendered_only(&early.as_ref().expect("speculated").dir(), &local) =>
         {
             (early.as_ref().expect("speculated").dir(), res)
