@@ -1,5 +1,5 @@
 """Benchmark driver for ci/bench (see there). Standard library only."""
-import json, os, shutil, statistics, subprocess, sys, tempfile, time
+import json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 BIN, RUNS = sys.argv[1], int(sys.argv[2])
@@ -7,9 +7,25 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def timed(cmd, cwd, env):
+    """Wall seconds of one command."""
+    return run_timed(cmd, cwd, env)[0]
+
+
+def run_timed(cmd, cwd, env):
+    """(wall seconds, CPU seconds) of one command: CPU is user+sys of its whole process tree
+    (getrusage of the reaped children), which a busy machine inflates far less than wall time."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+
+
+def median_of(runs, f):
+    """Medians of wall and CPU over `runs` calls of f() -> (wall, cpu)."""
+    got = [f() for _ in range(runs)]
+    return statistics.median(w for w, _ in got), statistics.median(c for _, c in got)
 
 
 def synthetic(dest: Path) -> Path:
@@ -44,17 +60,23 @@ def bench(name, state: Path, exclude, env, only=None):
         return
     sel = ["--selector", ",".join(f"name!={n}" for n in exclude)] if exclude else []
     plain_cmds = [["helmfile", "--file", str(state), "--environment", e, *sel, "template", "--skip-deps"] for e in envs]
-    plain = statistics.median(sum(timed(c, cwd, env) for c in plain_cmds) for _ in range(RUNS))
+    def plain_once():
+        t = [run_timed(c, cwd, env) for c in plain_cmds]
+        return sum(w for w, _ in t), sum(c for _, c in t)
+
+    plain, plain_cpu = median_of(RUNS, plain_once)
     check = [BIN, "check", "--file", str(state), *sel_env, "--offline"]
-    cold = statistics.median(timed(check + ["--no-cache"], cwd, env) for _ in range(RUNS))
+    cold, cold_cpu = median_of(RUNS, lambda: run_timed(check + ["--no-cache"], cwd, env))
     timed(check, cwd, env)
     warm = statistics.median(timed(check, cwd, env) for _ in range(RUNS))
-    print(f"{name:24} {len(envs):4} {plain:10.3f} {cold:10.3f} {warm:10.3f} {cold / plain:8.2f}x {warm / plain:8.2f}x")
+    print(f"{name:24} {len(envs):4} {plain:10.3f} {cold:10.3f} {warm:10.3f} {cold / plain:8.2f}x {warm / plain:8.2f}x"
+          f" {plain_cpu:8.2f} {cold_cpu:8.2f} {cold_cpu / plain_cpu:8.2f}x")
 
 
 with tempfile.TemporaryDirectory() as tmp:
     env = dict(os.environ, XDG_CACHE_HOME=str(Path(tmp) / "cache"))
-    print(f"{'stack':24} {'envs':4} {'template s':>10} {'cold s':>10} {'warm s':>10} {'cold/tpl':>9} {'warm/tpl':>9}")
+    print(f"{'stack':24} {'envs':4} {'template s':>10} {'cold s':>10} {'warm s':>10} {'cold/tpl':>9} {'warm/tpl':>9}"
+          f" {'tpl cpu':>8} {'cold cpu':>8} {'cpu ratio':>9}")
     # Remote releases cannot be fetched here: the plain render leaves them out as `--offline` does.
     remote = [r["name"] for e in json.loads(subprocess.run(
         [BIN, "check", "--file", str(ROOT / "helmfile.yaml"), "--offline", "--format", "json"],
@@ -77,4 +99,5 @@ with tempfile.TemporaryDirectory() as tmp:
     syn = Path(tmp) / "synthetic"
     syn.mkdir()
     bench("synthetic 40 releases", synthetic(syn), [], env)
-    print(f"(median of {RUNS} runs; template = plain `helmfile template` of every environment, one after another)")
+    print(f"(median of {RUNS} runs; template = plain `helmfile template` of every environment, one after another;"
+          " `s` columns are wall seconds, `cpu` columns user+sys seconds of the whole process tree)")

@@ -230,8 +230,9 @@ fn failed_env(inputs: &Inputs, env: &str, e: anyhow::Error) -> EnvRender {
 }
 
 /// One environment: its state model (`helmfile list` and `helmfile build`, unless the caller
-/// already loaded it), then its render. `helmfile template` starts as soon as helmfile has
-/// listed the releases, while the state loads: see `helmfile::start_template_early`.
+/// already loaded it), then its render. `helmfile template` starts with the load, on the local
+/// releases the state's text declares, or as soon as helmfile has listed them: see
+/// `helmfile::start_template_guessed` and `start_template_early`.
 /// `loaded` sees the environment's load before it is rendered (the `default` load gives the
 /// environments).
 fn load_then_render(
@@ -240,10 +241,14 @@ fn load_then_render(
     env: &str,
     loaded: &mut dyn FnMut(&loader::Built),
 ) -> Result<EnvRender> {
-    let mut early = None;
+    // The template starts at once on the local releases the state's text declares, else as soon
+    // as helmfile has listed them (either way verified against the loaded state).
+    let mut early = helmfile::start_template_guessed(tools, inputs, env);
     let built = {
         let mut start = |listed: &[crate::stack::load::Listed]| {
-            early = helmfile::start_template_early(tools, inputs, env, listed).ok();
+            if early.is_none() {
+                early = helmfile::start_template_early(tools, inputs, env, listed).ok();
+            }
         };
         loader::load_env(tools, inputs.entry, env, &mut start)?
     };

@@ -443,3 +443,126 @@ fn hooks_outside_the_render_are_reported_online_too() {
         );
     }
 }
+
+/// A relative path in helmDefaults.args (`--values v.yaml`): helmfile 0.166 runs helm in the
+/// directory of the state file, wherever `helmfile apply` is started (the oracle below: the real
+/// helmfile started elsewhere reads the state's `v.yaml`), so the path is not ambiguous and the
+/// gate must resolve it there too. For a remote chart the gate runs helm itself (on the
+/// lock-checked tarball): started from another directory holding a decoy `v.yaml`, it must still
+/// read the state's. Fires: the state's `v.yaml` takes the insecure branch (`image-pinned`, the
+/// moving tag); silent: the state's `v.yaml` takes the safe one while the decoy takes the insecure
+/// one; and an absolute `--values` path agrees.
+#[test]
+fn relative_paths_in_helm_defaults_args_resolve_beside_the_state_file() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().canonicalize().unwrap();
+    let home = s.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    // The chart, packaged into a mirror and pinned in the lock.
+    chart(&s.join("src"), "web", ".Values.insecure");
+    let mirror = s.join("mirror");
+    std::fs::create_dir_all(&mirror).unwrap();
+    let out = Command::new(tool("helm"))
+        .args(["package"])
+        .arg(s.join("src/charts/web"))
+        .arg("-d")
+        .arg(&mirror)
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    use sha2::Digest as _;
+    let sha = hex::encode(sha2::Sha256::digest(
+        std::fs::read(mirror.join("web-0.1.0.tgz")).unwrap(),
+    ));
+    let stack = s.join("stack");
+    let elsewhere = s.join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let write_state = |args: &str| {
+        write(
+            &stack.join("helmfile.yaml"),
+            &format!(
+                "repositories:\n- name: loop\n  url: http://127.0.0.1:9\nhelmDefaults:\n  args: [{args}]\nreleases:\n\
+                 - name: web\n  namespace: apps\n  chart: loop/web\n  version: 0.1.0\n"
+            ),
+        );
+    };
+    write(
+        &stack.join("charts.lock.yaml"),
+        &format!(
+            "charts:\n  - release: web\n    chart: web\n    repository: http://127.0.0.1:9\n    version: 0.1.0\n    \
+             sha256: {sha}\n"
+        ),
+    );
+    // The gate started in `elsewhere` on the stack: does it judge the insecure branch?
+    let insecure_judged = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+            .current_dir(&elsewhere)
+            .args(["check", "--offline", "--no-cache", "--format", "json", "--chart-mirror"])
+            .arg(&mirror)
+            .arg("--file")
+            .arg(&stack)
+            .env("PATH", path_with_tools())
+            .env("HOME", &home)
+            .env("XDG_CACHE_HOME", s.join("cache"))
+            .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
+            .env("NVCF_HELM", tool("helm"))
+            .env("NVCF_HELMFILE", tool("helmfile"))
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let f = findings_of(&report, true);
+        let rendered = report["environments"][0]["releases"][0]["rendered"] == true;
+        assert!(
+            out.status.code() == Some(1) && rendered,
+            "{:?} rendered={rendered}: {f:?}\n{stderr}",
+            out.status.code()
+        );
+        image_pinned_on(&f, "web")
+    };
+    let set = |beside_state: bool, in_cwd: bool| {
+        write(&stack.join("v.yaml"), &format!("insecure: {beside_state}\n"));
+        write(&elsewhere.join("v.yaml"), &format!("insecure: {in_cwd}\n"));
+    };
+
+    // The oracle: the real helmfile, started elsewhere, on a local copy of the chart, reads the
+    // `v.yaml` beside the state file.
+    set(true, false);
+    let oracle = s.join("oracle");
+    chart(&oracle, "web", ".Values.insecure");
+    std::fs::copy(stack.join("v.yaml"), oracle.join("v.yaml")).unwrap();
+    write(
+        &oracle.join("helmfile.yaml"),
+        "helmDefaults:\n  args: [--values, v.yaml]\nreleases:\n- name: web\n  namespace: apps\n  chart: ./charts/web\n",
+    );
+    let out = Command::new(tool("helmfile"))
+        .current_dir(&elsewhere)
+        .arg("--file")
+        .arg(oracle.join("helmfile.yaml"))
+        .args(["--helm-binary"])
+        .arg(tool("helm"))
+        .arg("template")
+        .env("PATH", path_with_tools())
+        .env("HOME", &home)
+        .output()
+        .unwrap();
+    let rendered = String::from_utf8_lossy(&out.stdout);
+    assert!(rendered.contains("web:latest"), "helmfile read another v.yaml: {out:?}");
+
+    write_state("--values, v.yaml");
+    set(true, false);
+    assert!(
+        insecure_judged(),
+        "fires: the gate did not read the v.yaml beside the state"
+    );
+    set(false, true);
+    assert!(
+        !insecure_judged(),
+        "silent: the gate read the v.yaml of its working directory"
+    );
+    // An absolute path names the same file wherever helm runs.
+    write_state(&format!("--values, {}", stack.join("v.yaml").display()));
+    set(true, false);
+    assert!(insecure_judged(), "absolute path");
+}

@@ -276,11 +276,23 @@ pub fn start_template_early(
     environment: &str,
     listed: &[load::Listed],
 ) -> Result<Early> {
+    start_template_on(tools, inputs, environment, predicted_local(listed))
+}
+
+/// `helmfile template` of the local releases the entry state's text declares
+/// (`load::guessed_local_releases`), started with `helmfile list` and `helmfile build` instead of
+/// after the list; `None` when the text gives no plain guess (the template then waits for the
+/// list, `start_template_early`). Verified by `render_env` exactly as the list's prediction is.
+pub fn start_template_guessed(tools: &Tools, inputs: &Inputs, environment: &str) -> Option<Early> {
+    let guessed = load::guessed_local_releases(inputs.entry)?;
+    start_template_on(tools, inputs, environment, guessed).ok()
+}
+
+fn start_template_on(tools: &Tools, inputs: &Inputs, environment: &str, predicted: Vec<Selection>) -> Result<Early> {
     let work = tempfile::Builder::new()
         .prefix("nvcf-validate-")
         .tempdir()
         .context("creating a temporary directory")?;
-    let predicted = predicted_local(listed);
     let (tools, entry, env, out, select, skip, caps) = (
         tools.clone(),
         inputs.entry.to_path_buf(),
@@ -384,7 +396,11 @@ pub fn render_env(
                 .releases
                 .iter()
                 .filter(|r| r.installed)
-                .all(|r| predicted.iter().any(|p| selects(p, r)) == local.iter().any(|l| std::ptr::eq(*l, r))) =>
+                .all(|r| predicted.iter().any(|p| selects(p, r)) == local.iter().any(|l| std::ptr::eq(*l, r)))
+                // and nothing else: a guessed release helmfile refused (declared twice: not
+                // installed here, its early template failed on the duplicate) is not one of them.
+                && predicted.iter().all(|p| local.iter().any(|l| selects(p, l)))
+                && rendered_only(&early.as_ref().expect("speculated").dir(), &local) =>
         {
             (early.as_ref().expect("speculated").dir(), res)
         }
@@ -465,7 +481,7 @@ pub fn render_env(
     let mut remote_reads: Vec<(usize, Vec<crate::stack::ClusterRead>)> = Vec::new();
     for (i, (r, p)) in state.releases.iter().zip(&plans).enumerate() {
         if let Plan::Mirror { tarball, .. } = p {
-            match helm_template_tarball(tools, r, tarball, work.path(), opts) {
+            match helm_template_tarball(tools, r, tarball, work.path(), root, opts) {
                 Ok(dir) => {
                     for (inner, text) in rendered_files(&dir, &mut budget)? {
                         let n = push_docs(&text, &inner, None, environment, r, &mut docs)?;
@@ -547,6 +563,43 @@ pub fn render_env(
             upgrade_rendered: Vec::new(),
         },
     })
+}
+
+/// Whether every release directory `helmfile template` wrote under `out`
+/// (`<sha8>/<namespace>__<name>`) is one of `local`: a guessed selection may name a release the
+/// loaded state does not install (helmfile renders none such, and this makes sure of it). An
+/// output that cannot be read is not vouched for (the template then runs again).
+fn rendered_only(out: &Path, local: &[&Release]) -> bool {
+    if !out.exists() {
+        return true;
+    }
+    let Ok(shas) = std::fs::read_dir(out) else {
+        return false;
+    };
+    for sha in shas {
+        let Ok(rels) = sha.and_then(|d| std::fs::read_dir(d.path())) else {
+            return false;
+        };
+        for rel in rels {
+            let Ok(rel) = rel else { return false };
+            let dname = rel.file_name().to_string_lossy().into_owned();
+            let Some((ns, name)) = dname.split_once("__") else {
+                return false;
+            };
+            let ours = local.iter().any(|r| {
+                r.name == name
+                    && if ns.is_empty() {
+                        r.namespace_unset
+                    } else {
+                        r.namespace == ns && !r.namespace_unset
+                    }
+            });
+            if !ours {
+                return false;
+            }
+        }
+    }
+    true
 }
 
 /// Times `helmfile template` is run again without the releases it failed on.
@@ -849,16 +902,32 @@ fn push_docs(
 
 /// `helm template` of a remote chart's tarball into its own output directory (returned): helm
 /// writes each template to `<dir>/<chart>/templates/<file>`, as `helmfile template` does for the
-/// local charts.
-fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path, opts: &Options) -> Result<PathBuf> {
+/// local charts. helm runs in the directory of the release's state file (under `root`), where
+/// helmfile runs it.
+fn helm_template_tarball(
+    tools: &Tools,
+    r: &Release,
+    tarball: &Path,
+    work: &Path,
+    root: &Path,
+    opts: &Options,
+) -> Result<PathBuf> {
     // A sealed helm may write only beneath directories that exist when it starts.
     let remote = work.join("remote");
     std::fs::create_dir_all(&remote).with_context(|| format!("cannot create {}", remote.display()))?;
     let out = remote.join(format!("{}__{}", r.namespace, r.name));
     let mut cmd = tools.helm_writing(&[&remote]);
+    // helmfile 0.166 runs helm in the directory of the state file that declares the release
+    // (`template` and `sync` alike, wherever `helmfile` was started; observed with the pinned
+    // helmfile), so a relative path in helmDefaults.args (`--values v.yaml`, `--set-file k=f`)
+    // names a file beside that state: this helm runs there too, never in the gate's own working
+    // directory. Every path the gate adds is absolute.
+    let state_dir = crate::tools::paths::absolute(&root.join(&r.file));
+    let state_dir = state_dir.parent().unwrap_or(root).to_path_buf();
+    cmd.current_dir(&state_dir);
     cmd.arg("template")
         .arg(&r.name)
-        .arg(tarball)
+        .arg(crate::tools::paths::absolute(tarball))
         .arg("--namespace")
         .arg(&r.namespace)
         .arg("--include-crds")
@@ -889,8 +958,8 @@ fn helm_template_tarball(tools: &Tools, r: &Release, tarball: &Path, work: &Path
     }
     // helmDefaults.args last, as helmfile appends them to its own flags (a later `--set`,
     // `--kube-version` or `--api-versions` wins or adds as it does there); helm runs in the
-    // directory helmfile's helm runs in (this process's), so relative paths they name (`-f
-    // values.yaml`) are the same files.
+    // directory helmfile's helm runs in (the state file's, above), so relative paths they name
+    // (`-f values.yaml`) are the same files.
     cmd.args(&r.helm_args);
     run(
         &mut cmd,
@@ -966,4 +1035,37 @@ fn rendered_files(dir: &Path, budget: &mut usize) -> Result<Vec<(String, String)
         out.push((inner, text));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn release(name: &str, namespace: Option<&str>) -> Release {
+        serde_json::from_value(serde_json::json!({
+            "name": name, "namespace": namespace.unwrap_or("default"), "namespace_unset": namespace.is_none(),
+            "chart": "./charts/a", "chart_ref": ChartRef::Local { path: "charts/a".into() }, "version": null,
+            "devel": false, "installed": true, "needs": [], "declared_values": [], "values": null, "set": [],
+            "file": "helmfile.yaml", "line": null
+        }))
+        .unwrap()
+    }
+
+    /// A guessed early render is used only when it holds nothing but the releases to render.
+    #[test]
+    fn an_early_render_holding_another_release_is_not_used() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("speculated");
+        let (a, b) = (release("a", Some("ns")), release("b", None));
+        assert!(rendered_only(&out, &[&a]), "nothing rendered: nothing extra");
+        std::fs::create_dir_all(out.join("1e4a340a/ns__a/a/templates")).unwrap();
+        std::fs::create_dir_all(out.join("1e4a340a/__b/a/templates")).unwrap();
+        assert!(rendered_only(&out, &[&a, &b]));
+        // `b` rendered but not to be installed; `a` in another namespace; an unreadable name.
+        assert!(!rendered_only(&out, &[&a]));
+        assert!(!rendered_only(&out, &[&release("a", Some("other")), &b]));
+        assert!(!rendered_only(&out, &[&a, &release("b", Some("default"))]));
+        std::fs::create_dir_all(out.join("1e4a340a/stray")).unwrap();
+        assert!(!rendered_only(&out, &[&a, &b]));
+    }
 }

@@ -213,6 +213,65 @@ pub fn guessed_environments(entry: &Path) -> Vec<String> {
     out
 }
 
+/// Most releases `guessed_local_releases` guesses (each is one `--selector` of the early template).
+const MAX_GUESSED_RELEASES: usize = 64;
+
+/// The releases with a directory chart (`./`, `../`, `/`) that the entry state's own text
+/// declares, as (name, namespace when written): what `helmfile template` is started on before
+/// helmfile has even listed the releases. A guess that only saves time, never one that decides
+/// anything: `render::helmfile::render_env` uses that render only when the loaded state's installed
+/// local releases are exactly the guessed ones and nothing else was rendered, and renders again
+/// otherwise. `None` (then the template waits for `helmfile list`) when the text cannot be read
+/// plainly: a template action (`{{`), `bases:` or `helmfiles:` (which bring releases of their
+/// own), a document that does not parse, a release whose name, namespace or chart is not a plain
+/// string, or an `installed:` that is not a literal boolean. A release with `installed: false` is
+/// left out; one with a `condition:` is kept (helmfile renders it only when the condition holds).
+pub fn guessed_local_releases(entry: &Path) -> Option<Vec<(String, Option<String>)>> {
+    let files = if entry.is_dir() {
+        super::loader::state_files_in(entry)
+    } else {
+        vec![entry.to_path_buf()]
+    };
+    let plain = |v: &Value| v.as_str().filter(|t| !t.is_empty()).map(str::to_string);
+    let mut out: Vec<(String, Option<String>)> = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).ok()?;
+        if text.contains("{{") || text.len() > 1 << 20 {
+            return None;
+        }
+        for doc in crate::yaml::documents(&text).ok()? {
+            let Some(top) = doc.value.as_object() else {
+                return None;
+            };
+            if top.contains_key("bases") || top.contains_key("helmfiles") {
+                return None;
+            }
+            let Some(releases) = top.get("releases") else {
+                continue;
+            };
+            for r in releases.as_array()? {
+                let chart = plain(r.get("chart")?)?;
+                let name = plain(r.get("name")?)?;
+                let namespace = match r.get("namespace") {
+                    None => None,
+                    Some(n) => Some(plain(n)?),
+                };
+                let installed = match r.get("installed") {
+                    None => true,
+                    Some(i) => i.as_bool()?,
+                };
+                let local = chart.starts_with("./") || chart.starts_with("../") || chart.starts_with('/');
+                if installed && local {
+                    out.push((name, namespace));
+                }
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    (out.len() <= MAX_GUESSED_RELEASES).then_some(out)
+}
+
 /// Keys of a top-level block map `key:` at its first indentation level, as the text spells them.
 /// Only ever used to order the environment names helmfile printed (never to add or drop one)
 /// and to guess which environments to start loading early (`guessed_environments`).
@@ -1035,12 +1094,14 @@ pub fn first_remote_entry(source: &str) -> Option<(usize, String)> {
 pub fn hook_command_at(source: &str, command: &str) -> Option<(usize, Vec<String>)> {
     let lines: Vec<&str> = source.lines().collect();
     let indent = |l: &str| l.len() - l.trim_start().len();
-    let at = lines.iter().position(|l| {
+    let Some(at) = lines.iter().position(|l| {
         let t = l.trim_start().trim_start_matches("- ").trim_start();
         t.strip_prefix("command:")
             .map(unquote)
             .is_some_and(|c| c == command || c.rsplit('/').next() == Some(command))
-    })?;
+    }) else {
+        return flow_hook_command_at(source, command);
+    };
     // The hook item: from the `- ` that opens it to the next line indented no deeper.
     let start = (0..=at)
         .rev()
@@ -1076,9 +1137,78 @@ pub fn hook_command_at(source: &str, command: &str) -> Option<(usize, Vec<String
     Some((at + 1, events))
 }
 
+/// [`hook_command_at`] for a hook written as a flow mapping (`{events: [prepare], command: x}`,
+/// inside `hooks: [...]` or as `- {...}`): the line of its `command:` and the mapping's events.
+fn flow_hook_command_at(source: &str, command: &str) -> Option<(usize, Vec<String>)> {
+    let b = source.as_bytes();
+    let mut from = 0;
+    while let Some(i) = source[from..].find("command:").map(|i| from + i) {
+        from = i + 1;
+        if !source[..i].trim_end().ends_with(['{', ',']) {
+            continue;
+        }
+        let rest = &source[i + "command:".len()..];
+        let c = unquote(&rest[..rest.find([',', '}', '\n']).unwrap_or(rest.len())]);
+        if !(c == command || c.rsplit('/').next() == Some(command)) {
+            continue;
+        }
+        // The mapping that holds it: the nearest `{` before it not closed in between.
+        let mut depth = 0usize;
+        let open = (0..i).rev().find(|&j| match b[j] {
+            b'}' | b']' => {
+                depth += 1;
+                false
+            }
+            b'{' | b'[' if depth > 0 => {
+                depth -= 1;
+                false
+            }
+            c => c == b'{',
+        })?;
+        let (item, _) = flow_mapping(source, open);
+        let line = source[..i].matches('\n').count() + 1;
+        return Some((line, item.lists.get("events").cloned().unwrap_or_default()));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The early template's guess reads only plain text, and gives up on anything else.
+    #[test]
+    fn local_releases_are_guessed_only_from_plain_text() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("helmfile.yaml");
+        let guess = |text: &str| {
+            std::fs::write(&f, text).unwrap();
+            guessed_local_releases(&f)
+        };
+        let s = |n: &str, ns: Option<&str>| (n.to_string(), ns.map(str::to_string));
+        assert_eq!(
+            guess(
+                "environments:\n  prod: {}\n---\nreleases:\n  - name: b\n    namespace: nb\n    chart: ./charts/b\n    \
+                 condition: b.enabled\n  - name: a\n    chart: ../charts/a\n  - name: cm\n    namespace: cm\n    \
+                 chart: jetstack/cert-manager\n  - name: unused\n    chart: ./charts/unused\n    installed: false\n"
+            ),
+            Some(vec![s("a", None), s("b", Some("nb"))])
+        );
+        assert_eq!(guess("environments:\n  prod: {}\n"), Some(vec![]));
+        for unreadable in [
+            "releases:\n  - name: a-{{ .Environment.Name }}\n    chart: ./charts/a\n",
+            "bases:\n  - base.yaml\n---\nreleases:\n  - name: a\n    chart: ./charts/a\n",
+            "helmfiles:\n  - sub/helmfile.yaml\n",
+            "releases:\n  - name: a\n    chart: ./charts/a\n    installed: \"false\"\n",
+            "releases:\n  - name: a\n    namespace: [x]\n    chart: ./charts/a\n",
+            "releases:\n  - name: a\n",
+            "releases: {a: b}\n",
+            "releases: [\n",
+        ] {
+            assert_eq!(guess(unreadable), None, "{unreadable}");
+        }
+        assert_eq!(guessed_local_releases(&d.path().join("absent.yaml")), None);
+    }
 
     #[test]
     fn parses_build_output_and_lines() {
@@ -1399,6 +1529,36 @@ mod tests {
         assert_eq!(relative(Path::new("/a/b/c"), Path::new("/a")), "b/c");
         assert_eq!(relative(Path::new("/x/c"), Path::new("/a/b")), "../../x/c");
     }
+
+    /// Flow-style releases are found at their line like block style: a flow sequence over several
+    /// lines (quotes, nested lists, a `{{ }}` action and a comment inside), `- {…}` items, and a
+    /// hook written as a flow mapping.
+    #[test]
+    fn flow_style_releases_and_hooks_have_their_lines() {
+        let src = "repositories: [{name: r, url: 'https://x.example.com/a,b'}]\nreleases: [{name: a, chart: ./c},\n                     {name: \"b\", chart: '{x}', needs: [a, \"c\"]}, # a comment, {name: no}\n\n  {name: c, version:                    {{ .Values.v }},\n   hooks: [{events: [prepare, cleanup], command: kubectl, args: [apply]}]}]\n\
+                   environments:\n  default: {}\n";
+        assert_eq!(release_line(src, "a", 0), Some(2));
+        assert_eq!(release_line(src, "b", 0), Some(3));
+        assert_eq!(release_line(src, "c", 0), Some(5));
+        assert_eq!(release_line(src, "no", 0), None);
+        assert_eq!(release_at(src, 6), Some(("c".to_string(), 5)));
+        assert_eq!(release_at(src, 7), None);
+        assert_eq!(
+            hook_command_at(src, "kubectl"),
+            Some((6, vec!["prepare".to_string(), "cleanup".to_string()]))
+        );
+        let items = block_items(src, "releases");
+        assert_eq!(
+            items[1].lists.get("needs"),
+            Some(&vec!["a".to_string(), "c".to_string()])
+        );
+        let dashed = "releases:\n- {name: a, chart: ./c}\n- {name: b,\n   chart: ./c, hooks: [{command: /usr/bin/x}]}\n- name: c\n                        chart: ./c\n";
+        assert_eq!(release_line(dashed, "a", 0), Some(2));
+        assert_eq!(release_line(dashed, "b", 0), Some(3));
+        assert_eq!(release_line(dashed, "c", 0), Some(5));
+        assert_eq!(release_at(dashed, 4), Some(("b".to_string(), 3)));
+        assert_eq!(hook_command_at(dashed, "x"), Some((4, vec![])));
+    }
 }
 
 /// One item of a top-level block list (`releases:`, `repositories:`, `helmfiles:`): its scalar
@@ -1425,26 +1585,56 @@ fn block_items(text: &str, key: &str) -> Vec<Item> {
     let mut inside = false;
     let mut item_indent: Option<usize> = None;
     let mut open_list: Option<(String, usize)> = None;
-    for (i, raw) in text.lines().enumerate() {
+    // A flow collection read whole (`flow_items`): its lines are not read again.
+    let mut skip_to = 0usize;
+    let mut offset = 0usize;
+    for (i, raw) in text.split_inclusive('\n').enumerate() {
+        let start = offset;
+        offset += raw.len();
         let line = raw.trim_end();
-        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+        if start < skip_to || line.trim().is_empty() || line.trim_start().starts_with('#') {
             continue;
         }
         let indent = line.len() - line.trim_start().len();
+        // Where `rest`, a suffix of `line`, starts in `text`.
+        let at = |rest: &str| start + line.len() - rest.len();
         if indent == 0 && !line.starts_with('-') {
             inside = line.starts_with(&format!("{key}:"));
             item_indent = None;
             open_list = None;
+            let rest = line.get(key.len() + 1..).unwrap_or("").trim_start();
+            if inside && rest.starts_with('[') {
+                // `releases: [{name: a, chart: ./c}, …]`
+                let (flow, end) = flow_items(text, at(rest));
+                items.extend(flow);
+                skip_to = end;
+                inside = false;
+            }
             continue;
         }
         if !inside {
             continue;
         }
         let t = line.trim_start();
+        if item_indent.is_none() && t.starts_with('[') {
+            let (flow, end) = flow_items(text, at(t));
+            items.extend(flow);
+            skip_to = end;
+            inside = false;
+            continue;
+        }
         if let Some(rest) = t.strip_prefix("- ").or(if t == "-" { Some("") } else { None }) {
             if item_indent.is_none_or(|ii| ii == indent) {
                 item_indent = Some(indent);
                 open_list = None;
+                let rest = rest.trim_start();
+                if rest.starts_with('{') && !rest.starts_with("{{") {
+                    // `- {name: a, chart: ./c}`, on one line or more.
+                    let (it, end) = flow_mapping(text, at(rest));
+                    items.push(it);
+                    skip_to = end;
+                    continue;
+                }
                 let mut it = Item {
                     line: i + 1,
                     ..Item::default()
@@ -1487,6 +1677,120 @@ fn block_items(text: &str, key: &str) -> Vec<Item> {
         }
     }
     items
+}
+
+/// Where what starts at byte `i` of `text` ends, when it cannot hold a flow indicator: a quoted
+/// scalar or a `{{ … }}` template action; `i` itself when neither starts there.
+fn flow_skip(text: &str, i: usize) -> usize {
+    let b = text.as_bytes();
+    match b[i] {
+        q @ (b'\'' | b'"') => {
+            let mut j = i + 1;
+            while j < b.len() {
+                if q == b'"' && b[j] == b'\\' {
+                    j += 2;
+                    continue;
+                }
+                if b[j] == q {
+                    if q == b'\'' && b.get(j + 1) == Some(&b'\'') {
+                        j += 2;
+                        continue;
+                    }
+                    return j + 1;
+                }
+                j += 1;
+            }
+            b.len()
+        }
+        b'{' if b.get(i + 1) == Some(&b'{') => text[i..].find("}}").map_or(b.len(), |e| i + e + 2),
+        _ => i,
+    }
+}
+
+/// The parts of the flow collection whose opening bracket is at byte `at` of `text`, split at its
+/// own commas: (byte offset of the part's first non-blank character, the part trimmed), and the
+/// byte after its closing bracket. Quotes, nested collections, comments and `{{ … }}` template
+/// actions are kept whole.
+fn flow_parts(text: &str, at: usize) -> (Vec<(usize, &str)>, usize) {
+    let b = text.as_bytes();
+    let mut parts = Vec::new();
+    let mut depth = 0usize;
+    let mut from = at + 1;
+    let mut i = at;
+    while i < b.len() {
+        let skipped = flow_skip(text, i);
+        if skipped != i {
+            i = skipped;
+            continue;
+        }
+        match b[i] {
+            b'#' if i > at && b[i - 1].is_ascii_whitespace() => {
+                let blank = text[from..i].trim().is_empty();
+                i = text[i..].find('\n').map_or(b.len(), |e| i + e);
+                if blank {
+                    // A comment before the part, not in it.
+                    from = i;
+                }
+                continue;
+            }
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' | b',' if depth == 1 => {
+                let part = &text[from..i];
+                let lead = part.len() - part.trim_start().len();
+                if !part.trim().is_empty() {
+                    parts.push((from + lead, part.trim()));
+                }
+                from = i + 1;
+                if b[i] != b',' {
+                    return (parts, i + 1);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    (parts, b.len())
+}
+
+/// The item of a flow mapping (`{name: a, chart: ./c, needs: [b]}`) whose `{` is at byte `at` of
+/// `text`, at the line of its `{`, and the byte after its `}`.
+fn flow_mapping(text: &str, at: usize) -> (Item, usize) {
+    let mut it = Item {
+        line: text[..at].matches('\n').count() + 1,
+        ..Item::default()
+    };
+    let (parts, end) = flow_parts(text, at);
+    for (off, part) in parts {
+        let Some((k, v)) = part.split_once(':') else { continue };
+        let v = v.trim();
+        if v.starts_with('[') {
+            let (list, _) = flow_parts(text, off + part.len() - v.len());
+            it.lists
+                .insert(unquote(k), list.into_iter().map(|(_, s)| unquote(s)).collect());
+        } else if !v.starts_with('{') {
+            it.scalars.insert(unquote(k), unquote(v));
+        }
+    }
+    (it, end)
+}
+
+/// The items of a flow sequence (`releases: [{name: a}, {name: b}]`, over any number of lines)
+/// whose `[` is at byte `at` of `text`, each at the line it starts on, and the byte after its `]`.
+fn flow_items(text: &str, at: usize) -> (Vec<Item>, usize) {
+    let (parts, end) = flow_parts(text, at);
+    let items = parts
+        .into_iter()
+        .map(|(off, part)| match part.starts_with('{') && !part.starts_with("{{") {
+            true => flow_mapping(text, off).0,
+            false => Item {
+                line: text[..off].matches('\n').count() + 1,
+                bare: Some(unquote(part)),
+                ..Item::default()
+            },
+        })
+        .collect();
+    (items, end)
 }
 
 /// Look a dotted path (`certManager.enabled`) up in a state's rendered environment values.

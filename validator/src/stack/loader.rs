@@ -182,8 +182,8 @@ pub struct Built {
 /// environment is given up as not loadable.
 pub const MAX_REFUSED: usize = 16;
 
-/// Load an environment with helmfile: `helmfile list` (helmfile's own listing of the releases),
-/// then `helmfile build`. When helmfile refuses a release while loading the state (a release
+/// Load an environment with helmfile: `helmfile list` (helmfile's own listing of the releases)
+/// and `helmfile build`, side by side. When helmfile refuses a release while loading the state (a release
 /// declared twice in one state file; an OCI chart version that is not semver), both run again
 /// without it, so the rest is judged, and the refusal is kept so the rules can report the release.
 /// `on_list` sees the first listing that loads (to start `helmfile template` early).
@@ -193,13 +193,24 @@ pub fn load_env(tools: &Tools, entry: &Path, env: &str, on_list: &mut dyn FnMut(
     let mut listed_once = false;
     for _ in 0..=MAX_REFUSED {
         let excl: Vec<Refusal> = refused.iter().map(|(r, _)| r.clone()).collect();
-        let step = list(tools, entry, env, &excl).and_then(|l| {
-            if !listed_once {
-                listed_once = true;
-                on_list(&l);
+        // `helmfile build` runs beside `helmfile list` (it used to wait for it): when the list fails,
+        // the build's result is dropped unread, as if it had never run.
+        let step = std::thread::scope(|s| {
+            let built = s.spawn(|| build(tools, entry, env, &excl));
+            let listed = list(tools, entry, env, &excl);
+            if let Ok(l) = &listed {
+                if !listed_once {
+                    listed_once = true;
+                    on_list(l);
+                }
+                last_list = l.clone();
             }
-            last_list = l.clone();
-            build(tools, entry, env, &excl).map(|docs| (l, docs))
+            let built = built.join().unwrap_or_else(|_| {
+                Err(anyhow::anyhow!(
+                    "environment {env}: the thread running `helmfile build` panicked"
+                ))
+            });
+            listed.and_then(|l| built.map(|docs| (l, docs)))
         });
         let e = match step {
             Ok((listed, docs)) => return Ok(Built { docs, listed, refused }),

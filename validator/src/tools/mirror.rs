@@ -45,8 +45,9 @@ fn shq(p: &Path) -> String {
 /// A local chart is an argument naming a directory with a `Chart.yaml` or a `.tgz` file.
 /// `version --client --short`, which helmfile 0.x asks before every command, is answered with
 /// the line in the file `answer` once the run's check of the tools wrote there what the real helm
-/// answered to it (`versions::start`), instead of starting helm again each time; until then, or
-/// without the file, it is passed on.
+/// answered to it (`versions::start`), instead of starting helm again each time; while that check
+/// is still asking (the file `answer` + `.pending` exists) the front waits for it (about 4 s at
+/// most); without an answer it is passed on.
 /// Everything else goes to the real helm (sealed offline, see `seal`). The front writes only
 /// into `dir/work` (placeholders, the recorded repositories).
 pub fn front(tools: &Tools, mirror: Option<&Path>, offline: bool, answer: Option<&Path>, dir: &Path) -> Result<Tools> {
@@ -65,8 +66,14 @@ WORK={work}
 MARKER={marker}
 # helmfile 0.x asks this before every command: the real helm's answer earlier in this run.
 ANSWER={answer}
+# While the check is still asking (ANSWER.pending), wait for its answer (at most about 4 s)
+# rather than start helm a second time for the same question.
 case "$*" in
   "version --client --short"|"version --short --client")
+    n=0
+    while [ -n "$ANSWER" ] && [ ! -s "$ANSWER" ] && [ -e "$ANSWER.pending" ] && [ "$n" -lt 200 ]; do
+      sleep 0.02; n=$((n + 1))
+    done
     if [ -n "$ANSWER" ] && [ -s "$ANSWER" ] && read -r line < "$ANSWER" && [ -n "$line" ]; then
       echo "$line"; exit 0
     fi ;;
@@ -416,6 +423,33 @@ mod tests {
         std::fs::write(&answer, "v3.99.0+helm-4.3.1-gc0d08d0\n").unwrap();
         let (code, out, _) = call(&t.helm, d.path(), &["version", "--client", "--short"]);
         assert_eq!((code, out.as_str()), (0, "v3.99.0+helm-4.3.1-gc0d08d0\n"));
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), "version --client --short\n");
+    }
+
+    /// While the check is still asking, the front waits for its answer instead of asking helm.
+    #[test]
+    fn while_the_check_asks_the_front_waits_for_its_answer() {
+        let d = tempfile::tempdir().unwrap();
+        let (tools, log) = recording_helm(d.path());
+        let answer = d.path().join("client-short");
+        let t = front(&tools, None, true, Some(&answer), d.path()).unwrap();
+        let pending = crate::tools::versions::pending_marker(&answer);
+        std::fs::write(&pending, "").unwrap();
+        let writer = {
+            let (answer, pending) = (answer.clone(), pending.clone());
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(300));
+                std::fs::write(&answer, "v3.99.0+helm-4.3.1-gc0d08d0\n").unwrap();
+                std::fs::remove_file(&pending).unwrap();
+            })
+        };
+        let (code, out, _) = call(&t.helm, d.path(), &["version", "--client", "--short"]);
+        writer.join().unwrap();
+        assert_eq!((code, out.as_str()), (0, "v3.99.0+helm-4.3.1-gc0d08d0\n"));
+        assert!(!log.exists(), "helm was asked: {:?}", std::fs::read_to_string(&log));
+        // A check that ended without an answer: the question goes to helm at once.
+        std::fs::remove_file(&answer).unwrap();
+        assert_eq!(call(&t.helm, d.path(), &["version", "--client", "--short"]).0, 0);
         assert_eq!(std::fs::read_to_string(&log).unwrap(), "version --client --short\n");
     }
 

@@ -183,14 +183,20 @@ impl Lazy {
         self.cell
             .get_or_init(|| {
                 let located = Tools::locate(&self.root).inspect(|t| {
-                    let answer = self.front_dir.as_ref().map(|d| d.path().join("client-short"));
+                    // In the front's work directory: sealed, that one is bound into every command's
+                    // namespace, so a front started before the answer was written sees it arrive
+                    // (beside it, under the overlay of the temporary directory, it may not).
+                    let answer = self.front_dir.as_ref().map(|d| front_answer(d.path()));
+                    if let Some(dir) = answer.as_ref().and_then(|a| a.parent()) {
+                        let _ = std::fs::create_dir_all(dir);
+                    }
                     let pending = versions::start(t.clone(), answer);
                     *self.check.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(pending);
                 });
                 let located = located.and_then(|t| match &self.front_dir {
                     Some(d) => {
                         let m = self.mirror.as_deref().map(paths::absolute);
-                        let answer = d.path().join("client-short");
+                        let answer = front_answer(d.path());
                         mirror::front(&t, m.as_deref(), self.offline, Some(&answer), d.path())
                     }
                     None => Ok(t),
@@ -221,6 +227,12 @@ impl Lazy {
             .clone()
             .map_err(|e| anyhow::anyhow!(e))
     }
+}
+
+/// Where the version check leaves helm's answer to helmfile 0.x's question for the helm front
+/// written into `front_dir` (`mirror::front`, `versions::start`).
+fn front_answer(front_dir: &Path) -> PathBuf {
+    front_dir.join("work").join("client-short")
 }
 
 fn find_tool(name: &str, var: &str, start: &Path) -> Option<PathBuf> {

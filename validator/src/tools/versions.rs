@@ -29,7 +29,8 @@ impl std::fmt::Display for Version {
     }
 }
 
-/// The versions of one run's tools (`None`: the tool did not say, in a form we read).
+/// The versions of one run's tools (`None`: the tool did not say, in a form we read; for helm
+/// also: not asked, because helm's answer to helmfile 0.x's question settled the check).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Found {
     pub helm: Option<Version>,
@@ -58,7 +59,8 @@ pub struct Pending(std::thread::JoinHandle<Result<Checked, String>>);
 
 /// Start [`check`] on its own thread. When it passes and helm answered helmfile 0.x's question
 /// (`Checked::client_short`), the answer is written to `answer` (atomically: a reader sees all of
-/// it or nothing), where the run's helm front reads it (`mirror::front`).
+/// it or nothing), where the run's helm front reads it (`mirror::front`); until the check ends,
+/// [`pending_marker`] of `answer` exists.
 pub fn start(tools: Tools, answer: Option<std::path::PathBuf>) -> Pending {
     /// Counts the check out when its thread ends, however it ends.
     struct Finished;
@@ -70,10 +72,27 @@ pub fn start(tools: Tools, answer: Option<std::path::PathBuf>) -> Pending {
         }
     }
     *IN_FLIGHT.0.lock().unwrap_or_else(PoisonError::into_inner) += 1;
+    /// Removes the marker that says the answer is still coming (`answer` + `.pending`), however
+    /// the check ends: the front then stops waiting for it.
+    struct Asking(Option<std::path::PathBuf>);
+    impl Drop for Asking {
+        fn drop(&mut self) {
+            if let Some(p) = &self.0 {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
     // Counted out by the thread, or, when the thread cannot start, with the closure that holds it.
     let finished = Finished;
+    let asking = Asking(
+        answer
+            .as_ref()
+            .map(|a| pending_marker(a))
+            .filter(|m| std::fs::write(m, "").is_ok()),
+    );
     Pending(std::thread::spawn(move || {
         let _finished = finished;
+        let _asking = asking;
         let checked = check(&tools).map_err(|e| format!("{e:#}"))?;
         if let (Some(path), Some(a)) = (answer, &checked.client_short) {
             let tmp = path.with_extension("tmp");
@@ -83,6 +102,14 @@ pub fn start(tools: Tools, answer: Option<std::path::PathBuf>) -> Pending {
         }
         Ok(checked)
     }))
+}
+
+/// The file that exists while the check is asking helm the question whose answer goes to `answer`
+/// (the helm front waits for the answer while it exists, `mirror::front`).
+pub fn pending_marker(answer: &std::path::Path) -> std::path::PathBuf {
+    let mut p = answer.as_os_str().to_owned();
+    p.push(".pending");
+    p.into()
 }
 
 impl Pending {
@@ -160,39 +187,47 @@ fn client_answer(ok: bool, said: &str) -> Option<String> {
         .then(|| line.to_string())
 }
 
-/// Read both versions and refuse a pair that cannot work, naming both and the fix. The three
-/// questions (`helmfile --version`, `helm version --short` and helmfile 0.x's own `helm version
-/// --client --short`) are asked at once.
+/// Read the versions and refuse a pair that cannot work, naming both and the fix. helmfile's
+/// `--version` and helmfile 0.x's own question (`helm version --client --short`) are asked at once;
+/// helm's `version --short` only when the verdict needs it: helmfile 0.x got no Helm 3 answer
+/// (helm's own version then decides, and names helm in the refusal). When helm answered helmfile
+/// 0.x's question with a Helm 3 version, helmfile 0.x accepts this helm whatever it is, so asking
+/// again would only cost a helm start (one of the two real helm runs the check made before; its
+/// version is not needed for anything else, `Found::helm` is then `None`).
 pub fn check(tools: &Tools) -> Result<Checked> {
     let mut hf = tools.tool_command(&tools.helmfile);
     hf.arg("--version");
-    let mut h = tools.helm();
-    h.args(["version", "--short"]);
     let mut c = tools.helm();
     c.args(["version", "--client", "--short"]);
-    let (hf, h, c) = (ask(hf), ask(h), ask(c));
+    let (hf, c) = (ask(hf), ask(c));
     let helmfile = parse(&hf.answer().1);
-    let helm = parse(&h.answer().1);
     let (client_ok, client_said) = c.answer();
+    let client_is_helm3 = client_ok && parse(&client_said).is_some_and(|v| v.major == 3);
+    let helm = match helmfile {
+        Some(hf) if hf.major == 0 && !client_is_helm3 => {
+            let mut h = tools.helm();
+            h.args(["version", "--short"]);
+            parse(&ask(h).answer().1)
+        }
+        _ => None,
+    };
     let found = Found { helm, helmfile };
     if let (Some(hf), Some(h)) = (helmfile, helm) {
         if hf.major == 0 && h.major >= 4 {
-            // helmfile 0.x's own call, and what it accepts: a Helm 3 version.
-            let (ok, said) = (client_ok, &client_said);
-            if !ok || parse(said).is_none_or(|v| v.major != 3) {
-                bail!(
-                    "cannot render: helmfile {hf} ({}) cannot drive helm {h} ({}): helmfile 0.x runs `helm version \
-                     --client --short` before every command, and Helm 4 refuses it ({}). Use helmfile 1.1 or newer \
-                     with Helm 4, or a Helm 3 with helmfile {hf}, or put this repository's .tools/bin first on PATH \
-                     (./ci/setup installs helmfile {hf} with Helm 4 behind ci/helm-front, which answers that call)",
-                    tools.helmfile.display(),
-                    tools.helm.display(),
-                    said.lines()
-                        .find(|l| !l.trim().is_empty())
-                        .unwrap_or("no answer")
-                        .trim()
-                );
-            }
+            // helmfile 0.x's own call did not give what it accepts: a Helm 3 version.
+            bail!(
+                "cannot render: helmfile {hf} ({}) cannot drive helm {h} ({}): helmfile 0.x runs `helm version \
+                 --client --short` before every command, and Helm 4 refuses it ({}). Use helmfile 1.1 or newer \
+                 with Helm 4, or a Helm 3 with helmfile {hf}, or put this repository's .tools/bin first on PATH \
+                 (./ci/setup installs helmfile {hf} with Helm 4 behind ci/helm-front, which answers that call)",
+                tools.helmfile.display(),
+                tools.helm.display(),
+                client_said
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("no answer")
+                    .trim()
+            );
         }
     }
     let _ = FOUND.set(found);
@@ -247,11 +282,74 @@ mod tests {
         };
         let answer = d.path().join("client-short");
         let pending = start(tools, Some(answer.clone()));
+        assert!(
+            pending_marker(&answer).exists(),
+            "the front is told the answer is coming"
+        );
         let v = found().and_then(|f| f.helmfile);
         assert_eq!(v.map(|v| v.to_string()).as_deref(), Some("0.166.0"));
         let checked = pending.wait().unwrap();
         assert_eq!(checked.client_short.as_deref(), Some("v3.15.3+g3bb50bb"));
         assert_eq!(std::fs::read_to_string(&answer).unwrap(), "v3.15.3+g3bb50bb\n");
+        assert!(!pending_marker(&answer).exists());
+    }
+
+    /// helm's own `version --short` is asked only when helm's answer to helmfile 0.x's question is
+    /// not a Helm 3 version: then it decides, and a Helm 4 is refused by name.
+    #[test]
+    fn helm_is_asked_its_own_version_only_when_the_answer_does_not_settle_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let log = d.path().join("asked");
+        let script = |name: &str, body: &str| {
+            let p = d.path().join(name);
+            std::fs::write(&p, format!("#!/bin/sh\necho \"$*\" >> {}\n{body}\n", log.display())).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+            p
+        };
+        let tools = |helm: &str| Tools {
+            helmfile: script("helmfile", "echo 'helmfile version 0.166.0'"),
+            helm: script(helm, &format!("exec {}/{helm}.real \"$@\"", d.path().display())),
+            env: Vec::new(),
+            writable: None,
+            ns: None,
+            network: false,
+        };
+        // What helm answers (behind the logging script).
+        let real = |name: &str, body: &str| {
+            let p = d.path().join(format!("{name}.real"));
+            std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        let asked = || std::fs::read_to_string(&log).unwrap_or_default();
+        // A front: Helm 4 behind an answer helmfile 0.x accepts. One helm run.
+        real(
+            "front",
+            r#"case "$*" in "version --client --short") echo v3.99.0+helm-4.3.1-gc0d08d0 ;; *) echo v4.3.1+gc0d08d0 ;; esac"#,
+        );
+        let c = check(&tools("front")).unwrap();
+        assert_eq!(c.client_short.as_deref(), Some("v3.99.0+helm-4.3.1-gc0d08d0"));
+        assert_eq!(c.found.helm, None);
+        assert!(!asked().contains("version --short\n"), "{}", asked());
+        assert_eq!(asked().matches("version --client --short").count(), 1, "{}", asked());
+        // Helm 4 itself refuses `--client`: its own version is asked and named in the refusal.
+        std::fs::remove_file(&log).unwrap();
+        real(
+            "bare",
+            r#"case "$*" in *--client*) echo 'Error: unknown flag: --client' >&2; exit 1 ;; *) echo v4.3.1+gc0d08d0 ;; esac"#,
+        );
+        let e = format!("{:#}", check(&tools("bare")).unwrap_err());
+        assert!(
+            e.contains("cannot drive helm 4.3.1") && e.contains("unknown flag: --client"),
+            "{e}"
+        );
+        assert!(asked().contains("version --short\n"), "{}", asked());
+        // A Helm 3 that fails helmfile's question is not refused on that alone (as before).
+        real(
+            "old",
+            r#"case "$*" in *--client*) exit 1 ;; *) echo v3.15.3+g3bb50bb ;; esac"#,
+        );
+        assert!(check(&tools("old")).unwrap().client_short.is_none());
     }
 
     #[test]
