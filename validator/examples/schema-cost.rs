@@ -39,6 +39,7 @@ fn main() -> anyhow::Result<()> {
         status: &[],
         now: time::OffsetDateTime::now_utc(),
         schemas: Some(&set),
+        routers_found: Default::default(),
     };
     let t = Instant::now();
     let findings = (rule.check)(&ctx);

@@ -175,6 +175,7 @@ fn run(args: &CheckArgs) -> Result<(Report, Vec<Graph>, Vec<RenderedFor>)> {
                 status: &[],
                 now,
                 schemas: schemas.as_ref(),
+                routers_found: Default::default(),
             };
             let f = rules::run(&ctx, Scope::Objects);
             let env = EnvReport {
@@ -412,6 +413,7 @@ fn check_stack(
             status: &status,
             now,
             schemas,
+            routers_found: Default::default(),
         };
         // Whether state findings explain a render failure is decided after the sink (`check`).
         findings.extend(rules::run(&ctx, Scope::State));

@@ -60,8 +60,8 @@ pub fn listen_port(addr: &str) -> Option<u16> {
 /// The gRPC ports the graph's router containers listen on (each one's `--listen-addr`, or the
 /// binary's default); the default alone when the graph runs no router (`--manifests` input that
 /// holds only Services and routes).
-pub fn grpc_listen_ports(g: &Graph) -> Vec<u16> {
-    let mut out: Vec<u16> = routers(g)
+pub fn grpc_listen_ports(routers: &[RouterWorkload<'_>]) -> Vec<u16> {
+    let mut out: Vec<u16> = routers
         .iter()
         .map(|r| r.flag(LISTEN_ADDR).and_then(listen_port).unwrap_or(DEFAULT_GRPC_PORT))
         .collect();
@@ -764,6 +764,7 @@ pub fn parse_flags(container: &Value) -> Vec<(String, Option<String>)> {
 }
 
 /// One container that runs the router, in a workload the stack renders.
+#[derive(Clone)]
 pub struct RouterWorkload<'a> {
     pub obj: &'a Object,
     /// `containers`, `initContainers` or `ephemeralContainers`.

@@ -85,6 +85,7 @@ pub fn ctx<'a>(graph: &'a Graph, policy: &'a Policy) -> Ctx<'a> {
         status: &[],
         now: time::macros::datetime!(2026-11-29 12:00 UTC),
         schemas: None,
+        routers_found: Default::default(),
     }
 }
 
@@ -334,6 +335,7 @@ pub fn state_ctx<'a>(
         status,
         now: time::macros::datetime!(2026-11-29 12:00 UTC),
         schemas: None,
+        routers_found: Default::default(),
     }
 }
 

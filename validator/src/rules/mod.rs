@@ -22,7 +22,9 @@ use crate::finding::{Finding, Severity};
 use crate::graph::Graph;
 use crate::policy::Policy;
 use crate::render::ReleaseStatus;
+use crate::router::RouterWorkload;
 use crate::stack::{EnvState, Stack};
+use std::sync::OnceLock;
 
 /// What a rule looks at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,9 +77,38 @@ pub struct Ctx<'a> {
     pub now: time::OffsetDateTime,
     /// Kubernetes and CRD schemas (`schema-valid`); `None` when schema validation is off.
     pub schemas: Option<&'a crate::schema::SchemaSet>,
+    /// The graph's router containers, found on first use by [`Ctx::routers`] (rules of four
+    /// families read them; finding them reads every container's flags). Start it empty:
+    /// `Default::default()`.
+    pub routers_found: OnceLock<Vec<RouterWorkload<'a>>>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
+    /// `router::routers` of this context's graph, found once per context.
+    pub fn routers(&self) -> &[RouterWorkload<'a>] {
+        self.routers_found.get_or_init(|| crate::router::routers(self.graph))
+    }
+
+    /// This context over `graph` with `stack` and `state` (a rule of both scopes sees one at a
+    /// time): the routers already found are kept when the graph is the same.
+    fn narrowed<'b>(&'b self, graph: &'b Graph, stack: Option<&'b Stack>, state: Option<&'b EnvState>) -> Ctx<'b> {
+        let routers_found = OnceLock::new();
+        if std::ptr::eq(graph, self.graph) {
+            let _ = routers_found.set(self.routers().to_vec());
+        }
+        Ctx {
+            environment: self.environment,
+            stack,
+            state,
+            graph,
+            policy: self.policy,
+            status: self.status,
+            now: self.now,
+            schemas: self.schemas,
+            routers_found,
+        }
+    }
+
     /// Whether release `r` has rendered objects in this environment (its status says so, or
     /// objects carry it): rules that judge a release's state values do so only when it has not.
     pub fn release_rendered(&self, r: &crate::stack::Release) -> bool {
@@ -227,23 +258,12 @@ pub fn run(ctx: &Ctx, scope: Scope) -> Vec<Finding> {
         .into_iter()
         .filter(|r| r.scope == scope || r.scope == Scope::StateAndObjects)
     {
-        let split;
-        let rctx = match (rule.scope, scope) {
-            (Scope::StateAndObjects, Scope::State) => {
-                split = Ctx { graph: &empty, ..*ctx };
-                &split
-            }
-            (Scope::StateAndObjects, _) => {
-                split = Ctx {
-                    state: None,
-                    stack: None,
-                    ..*ctx
-                };
-                &split
-            }
-            _ => ctx,
+        let found = match (rule.scope, scope) {
+            (Scope::StateAndObjects, Scope::State) => (rule.check)(&ctx.narrowed(&empty, ctx.stack, ctx.state)),
+            (Scope::StateAndObjects, _) => (rule.check)(&ctx.narrowed(ctx.graph, None, None)),
+            _ => (rule.check)(ctx),
         };
-        for mut f in (rule.check)(rctx) {
+        for mut f in found {
             debug_assert_eq!(f.rule, rule.id, "rule {} reported a finding as {}", rule.id, f.rule);
             if f.environment.is_none() && !ctx.environment.is_empty() {
                 f.environment = Some(ctx.environment.to_string());

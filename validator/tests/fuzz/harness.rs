@@ -280,6 +280,7 @@ pub fn run_manifests(input: &[u8], _: &Path) {
         now: time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(20_000),
         // Schema validation is its own parser of trusted schemas, not of outside input.
         schemas: None,
+        routers_found: Default::default(),
     };
     let _ = rules::run(&ctx, Scope::Objects);
 }

@@ -139,12 +139,18 @@ fn specificity(h: Option<&str>) -> (u8, usize) {
 }
 
 pub(super) fn check(ctx: &Ctx) -> Vec<Finding> {
-    check_graph(ctx.graph)
+    judge(ctx.graph, ctx.routers())
 }
 
+/// The check over a graph alone (its routers found here), for the unit tests.
+#[cfg(test)]
 pub(super) fn check_graph(g: &Graph) -> Vec<Finding> {
-    let routers: Vec<RouterWorkload<'_>> = router::routers(g)
-        .into_iter()
+    judge(g, &router::routers(g))
+}
+
+fn judge<'g>(g: &'g Graph, all: &[RouterWorkload<'g>]) -> Vec<Finding> {
+    let routers: Vec<&RouterWorkload<'g>> = all
+        .iter()
         .filter(|r| matches!(r.obj.kind.as_str(), "StatefulSet" | "Deployment") && r.list == "containers")
         .collect();
     if routers.is_empty() {

@@ -21,7 +21,7 @@ pub(super) struct Guarded {
 
 /// The Secrets workers verify by bundle: each router's serving Secret (`--tls-cert-path`, QUIC
 /// ends there) and the certificate of the Gateway listener that terminates its gRPC dial host.
-pub(super) fn guarded(g: &Graph) -> Vec<Guarded> {
+pub(super) fn guarded(g: &Graph, routers: &[RouterWorkload<'_>]) -> Vec<Guarded> {
     let mut out: Vec<Guarded> = Vec::new();
     let mut push = |ns: &str, secret: &str, why: String| {
         if !out.iter().any(|x| x.ns == ns && x.secret == secret) {
@@ -32,8 +32,8 @@ pub(super) fn guarded(g: &Graph) -> Vec<Guarded> {
             });
         }
     };
-    for r in routers(g) {
-        if let Some(s) = router_tls_secret(&r) {
+    for r in routers {
+        if let Some(s) = router_tls_secret(r) {
             push(
                 ns_of(r.obj),
                 &s,
@@ -122,7 +122,7 @@ pub(super) fn check_anchored(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
     let mut out = Vec::new();
     let bundles = published(g);
-    for gd in guarded(g) {
+    for gd in guarded(g, ctx.routers()) {
         if let Some(cert) = g.objects.iter().find(|o| {
             is_certificate(o)
                 && o.namespace.as_deref() == Some(gd.ns.as_str())
@@ -235,7 +235,8 @@ mod tests {
     }
 
     fn guarded_of(yaml: &str) -> Vec<(String, String)> {
-        guarded(&crate::testkit::graph("e", yaml))
+        let g = crate::testkit::graph("e", yaml);
+        guarded(&g, &crate::router::routers(&g))
             .into_iter()
             .map(|g| (g.ns, g.secret))
             .collect()

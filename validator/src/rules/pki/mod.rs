@@ -38,7 +38,7 @@ use crate::finding::{Finding, Severity};
 use crate::graph::{Graph, Object};
 use crate::pki::{self, names, CertInfo};
 use crate::router::{
-    routers, RouterWorkload, ADVERTISED_HOSTNAME_TEMPLATE as F_TEMPLATE, GRPC_PYLON_DIAL_ADDR as F_GRPC_DIAL,
+    RouterWorkload, ADVERTISED_HOSTNAME_TEMPLATE as F_TEMPLATE, GRPC_PYLON_DIAL_ADDR as F_GRPC_DIAL,
     TLS_CERT_PATH as F_CERT, TLS_KEY_PATH as F_KEY,
 };
 use rustls_pki_types::CertificateDer;

@@ -129,7 +129,7 @@ mod tests {
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: r, namespace: nvcf}}\nspec:\n  template:\n    spec:\n      containers:\n        - name: router\n          image: nvcr.io/nvidia/nvcf/stargate:1.4.2\n          args: [--listen-addr=0.0.0.0:50071, --tls-cert-path={cert_path}]\n          volumeMounts: {mounts}\n      volumes: {volumes}\n"
         );
         let g = crate::testkit::graph("e", &yaml);
-        let rs = routers(&g);
+        let rs = crate::router::routers(&g);
         assert_eq!(rs.len(), 1);
         router_tls_secret(&rs[0])
     }

@@ -16,14 +16,14 @@ pub(super) const PATH_FLAGS: &[&str] = &[F_CERT, F_KEY];
 /// with a `$(VAR)` the gate cannot read (`crate::router::read_flags` says why), a shell variable,
 /// a whole argument that cannot be read (it may set any of `flags`), or a flag written where Go's
 /// flag parsing has already stopped.
-pub(super) fn undetermined(g: &Graph, rule: &'static str, flags: &[&str]) -> Vec<Finding> {
+pub(super) fn undetermined(routers: &[RouterWorkload<'_>], rule: &'static str, flags: &[&str]) -> Vec<Finding> {
     let mut out = Vec::new();
     let help = |what: &str| {
         format!(
             "give {what} a literal value, or a $(VAR) whose env entry is a literal or a key of a rendered ConfigMap"
         )
     };
-    for r in routers(g) {
+    for r in routers {
         for flag in flags {
             let Some(v) = r.flag(flag).filter(|v| !v.is_empty()) else {
                 continue;
@@ -100,7 +100,7 @@ mod tests {
     #[test]
     fn unresolvable_identity_flags_are_reported_and_resolvable_ones_are_not() {
         let g = crate::testkit::graph("e", ROUTER);
-        let names = undetermined(&g, "san-covers-advertised-name", NAME_FLAGS);
+        let names = undetermined(&crate::router::routers(&g), "san-covers-advertised-name", NAME_FLAGS);
         let msgs: Vec<&str> = names.iter().map(|f| f.message.as_str()).collect();
         assert_eq!(names.len(), 2, "{msgs:#?}");
         assert!(
@@ -113,7 +113,7 @@ mod tests {
             "{}",
             msgs[1]
         );
-        let paths = undetermined(&g, "tls-paths-consistent", PATH_FLAGS);
+        let paths = undetermined(&crate::router::routers(&g), "tls-paths-consistent", PATH_FLAGS);
         assert_eq!(paths.len(), 1, "{paths:#?}");
         assert!(
             paths[0].message.contains("ConfigMap nvcf/paths, which is not rendered"),
@@ -124,6 +124,6 @@ mod tests {
             "{ROUTER}---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: paths, namespace: nvcf}}\ndata: {{cert: /tls/tls.crt}}\n"
         );
         let g = crate::testkit::graph("e", &with_cm);
-        assert!(undetermined(&g, "tls-paths-consistent", PATH_FLAGS).is_empty());
+        assert!(undetermined(&crate::router::routers(&g), "tls-paths-consistent", PATH_FLAGS).is_empty());
     }
 }

@@ -7,7 +7,7 @@ const RELOAD: &str = "tls-mount-reloadable";
 pub(super) fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
     let tls_by_ns = tls_secrets_by_namespace(g);
-    let all_routers = routers(g);
+    let all_routers = ctx.routers();
     let mut out = Vec::new();
     for obj in g.objects.iter().filter(|o| is_workload(o)) {
         if obj.pod_spec().is_none() {

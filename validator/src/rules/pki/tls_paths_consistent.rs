@@ -9,8 +9,8 @@ const TLS_KEYS: &[&str] = &["tls.crt", "tls.key", "ca.crt"];
 pub(super) fn check_paths(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
     let tls_by_ns = tls_secrets_by_namespace(g);
-    let mut out = router_identity::undetermined(g, PATHS, router_identity::PATH_FLAGS);
-    for r in routers(g) {
+    let mut out = router_identity::undetermined(ctx.routers(), PATHS, router_identity::PATH_FLAGS);
+    for r in ctx.routers() {
         let obj = r.obj;
         let cert = r.flag(F_CERT).filter(|p| !p.is_empty());
         let key = r.flag(F_KEY).filter(|p| !p.is_empty());

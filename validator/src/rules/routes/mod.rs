@@ -128,5 +128,5 @@ fn line_matches(line: &str, needle: &str) -> bool {
 // worker-routes-complete
 
 fn check_worker(ctx: &Ctx) -> Vec<Finding> {
-    worker::check(ctx.graph)
+    worker::check(ctx.graph, ctx.routers())
 }

@@ -99,9 +99,8 @@ impl RouterWorkload<'_> {
 /// The routers this rule judges: the app containers (`containers`, not init or ephemeral ones) of
 /// StatefulSets, Deployments and DaemonSets, the kinds whose pod labels a Service selects at
 /// `spec.template.metadata.labels`. Containers without a dial flag yield no leg in `check`.
-fn routers(graph: &Graph) -> impl Iterator<Item = RouterWorkload<'_>> {
-    router::routers(graph)
-        .into_iter()
+fn routers<'r, 'g>(all: &'r [RouterWorkload<'g>]) -> impl Iterator<Item = &'r RouterWorkload<'g>> {
+    all.iter()
         .filter(|r| matches!(r.obj.kind.as_str(), "StatefulSet" | "Deployment" | "DaemonSet") && r.list == "containers")
 }
 
@@ -165,12 +164,13 @@ pub fn in_cluster(graph: &Graph, host: &str) -> bool {
     })
 }
 
-pub fn check(graph: &Graph) -> Vec<Finding> {
+/// The check over `graph` and its router containers (`router::routers`).
+pub fn check(graph: &Graph, all: &[RouterWorkload<'_>]) -> Vec<Finding> {
     let mut out = Vec::new();
-    for router in routers(graph) {
+    for router in routers(all) {
         for leg in [&GRPC, &QUIC] {
             if let Some(raw) = router.flag(leg.dial_flag) {
-                out.extend(check_leg(graph, &router, leg, raw));
+                out.extend(check_leg(graph, router, leg, raw));
             }
         }
     }

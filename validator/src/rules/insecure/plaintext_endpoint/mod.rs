@@ -51,7 +51,7 @@ pub(super) fn plaintext_endpoint(ctx: &Ctx) -> Vec<Finding> {
     // `GRPC_PYLON_DIAL_ADDR`): `grpcpylondialaddr`.
     let grpc_dial = norm(router::GRPC_PYLON_DIAL_ADDR);
     // The router's gRPC ports, from its `--listen-addr` (the binary's default when absent).
-    let grpc_ports = router::grpc_listen_ports(ctx.graph);
+    let grpc_ports = router::grpc_listen_ports(ctx.routers());
     let servers = Servers::new(ctx.graph, |o| serves_plaintext(ctx.graph, o));
     // Root causes (a plaintext listener, a dev server) come first, so that each folds the
     // addresses that dial it (`crate::fold` keeps the first finding of a cause).

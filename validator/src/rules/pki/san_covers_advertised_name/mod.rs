@@ -14,7 +14,7 @@ const SAN: &str = "san-covers-advertised-name";
 
 pub(super) fn check_san(ctx: &Ctx) -> Vec<Finding> {
     let g = ctx.graph;
-    let mut out = router_identity::undetermined(g, "san-covers-advertised-name", router_identity::NAME_FLAGS);
+    let mut out = router_identity::undetermined(ctx.routers(), SAN, router_identity::NAME_FLAGS);
     // Listener hostnames first; remember what was judged so the gRPC check does not repeat it.
     let mut judged: BTreeSet<(String, String, String)> = BTreeSet::new();
     for gw in g.of(GW, "Gateway") {
@@ -32,9 +32,9 @@ pub(super) fn check_san(ctx: &Ctx) -> Vec<Finding> {
         }
     }
     out.extend(check_ingress_tls(g));
-    for r in routers(g) {
-        out.extend(check_advertised(g, &r));
-        out.extend(check_grpc_dial(g, &r, &judged));
+    for r in ctx.routers() {
+        out.extend(check_advertised(g, r));
+        out.extend(check_grpc_dial(g, r, &judged));
     }
     out
 }
