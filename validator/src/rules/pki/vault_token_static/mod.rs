@@ -13,6 +13,8 @@ mod sources;
 #[cfg(test)]
 mod schema_tests;
 #[cfg(test)]
+mod script_tests;
+#[cfg(test)]
 mod tests;
 
 use super::*;

@@ -1,0 +1,41 @@
+//! `vault-token-static` on scripts, against the mutants of `script_value_source` the rule tests
+//! let through (issue 31; ci/mutants names them).
+
+use super::super::tests::*;
+use super::*;
+
+/// A Job that runs `script` with `env` (a YAML flow list).
+fn job(script: &str, env: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: setup, namespace: nvcf}}\nspec:\n  template:\n    spec:\n\
+         \x20     restartPolicy: Never\n      containers:\n      - name: setup\n        image: openbao/openbao:2.6.2\n\
+         \x20       command: [sh, -c, \"{script}\"]\n        env: {env}\n"
+    )
+}
+
+const ENV: &str = "[{name: BAO_ADDR, value: \"https://openbao.openbao.svc:8200\"}, \
+                   {name: ROOT_TOKEN, valueFrom: {secretKeyRef: {name: bao-root, key: token}}}, \
+                   {name: VAULT_TOKEN, valueFrom: {secretKeyRef: {name: bao-root, key: token}}}]";
+
+/// `bao login $ROOT_TOKEN` passes the Secret variable it names (not the first variable of the
+/// list); `bao login $VAULT_TOKEN` is the token variable's own finding, reported once.
+#[test]
+fn a_script_variable_is_traced_to_its_own_secret_and_a_token_variable_is_reported_once() {
+    let f = run(TOKEN, &job("bao login $ROOT_TOKEN", ENV));
+    let by_script: Vec<_> = f.iter().filter(|f| f.message.contains("in its command line")).collect();
+    assert_eq!(by_script.len(), 1, "{}", messages(&f));
+    assert!(by_script[0].message.contains("bao-root"), "{}", messages(&f));
+    let f = run(TOKEN, &job("bao login $VAULT_TOKEN", ENV));
+    assert!(f.iter().all(|f| !f.message.contains("in its command line")), "{}", messages(&f));
+}
+
+/// `bao login -` reads the token from standard input: no value is passed on the command line.
+#[test]
+fn a_token_read_from_standard_input_is_no_literal() {
+    let env = "[{name: BAO_ADDR, value: \"https://openbao.openbao.svc:8200\"}]";
+    let f = run(TOKEN, &job("bao login -", env));
+    assert!(f.is_empty(), "{}", messages(&f));
+    // The near miss: a literal token on the command line.
+    let f = run(TOKEN, &job("bao login s.abcdef", env));
+    assert_eq!(f.len(), 1, "{}", messages(&f));
+}
