@@ -298,10 +298,30 @@ mod tests {
             ),
             (vec![l("other", Some("other.example.com")), l("none", None)], "none"),
             (vec![l("other", Some("*.other.com"))], "unknown"),
+            // Of equally specific listeners, the first listed.
+            (
+                vec![l("w1", Some("*.example.com")), l("w2", Some("*.example.com"))],
+                "w1",
+            ),
         ] {
             let g = gateway_graph(&listeners(&ls), &route);
             assert_eq!(terminating_listener(&g), want, "{ls:?}");
         }
+    }
+
+    /// A TLS listener in Passthrough mode hands the TLS of its TLSRoutes to the backend: the router
+    /// terminates it.
+    #[test]
+    fn a_passthrough_listener_leaves_tls_to_the_router() {
+        let listener =
+            format!("[{{name: pass, protocol: TLS, port: 443, hostname: {HOST}, tls: {{mode: Passthrough}}}}]");
+        let route = format!(
+            "---\napiVersion: gateway.networking.k8s.io/v1alpha2\nkind: TLSRoute\nmetadata: {{name: pass, namespace: nvcf}}\nspec:\n  parentRefs: [{{name: gw, namespace: edge}}]\n  hostnames: [{HOST}]\n"
+        );
+        let g = gateway_graph(&listener, &route);
+        assert_eq!(terminating_listener(&g), "router");
+        let g = gateway_graph(&listener.replace("Passthrough", "Terminate"), &route);
+        assert_eq!(terminating_listener(&g), "pass");
     }
 
     /// A route that names the dial host carries it even when no listener of its Gateway takes it,
