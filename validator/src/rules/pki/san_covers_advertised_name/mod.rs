@@ -4,6 +4,8 @@
 mod advertised;
 mod grpc_dial;
 #[cfg(test)]
+mod ordinal_tests;
+#[cfg(test)]
 mod tests;
 
 use super::*;

@@ -11,6 +11,8 @@
 mod script;
 mod sources;
 #[cfg(test)]
+mod schema_tests;
+#[cfg(test)]
 mod tests;
 
 use super::*;
