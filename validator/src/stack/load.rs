@@ -240,9 +240,7 @@ pub fn guessed_local_releases(entry: &Path) -> Option<Vec<(String, Option<String
             return None;
         }
         for doc in crate::yaml::documents(&text).ok()? {
-            let Some(top) = doc.value.as_object() else {
-                return None;
-            };
+            let top = doc.value.as_object()?;
             if top.contains_key("bases") || top.contains_key("helmfiles") {
                 return None;
             }
