@@ -29,12 +29,15 @@ fn a_script_variable_is_traced_to_its_own_secret_and_a_token_variable_is_reporte
     assert!(f.iter().all(|f| !f.message.contains("in its command line")), "{}", messages(&f));
 }
 
-/// `bao login -` reads the token from standard input: no value is passed on the command line.
+/// `bao login -` and `vault login token=-` read the token from standard input: no value is
+/// passed on the command line.
 #[test]
 fn a_token_read_from_standard_input_is_no_literal() {
     let env = "[{name: BAO_ADDR, value: \"https://openbao.openbao.svc:8200\"}]";
-    let f = run(TOKEN, &job("bao login -", env));
-    assert!(f.is_empty(), "{}", messages(&f));
+    for script in ["bao login -", "vault login token=-"] {
+        let f = run(TOKEN, &job(script, env));
+        assert!(f.is_empty(), "{script}: {}", messages(&f));
+    }
     // The near miss: a literal token on the command line.
     let f = run(TOKEN, &job("bao login s.abcdef", env));
     assert_eq!(f.len(), 1, "{}", messages(&f));
