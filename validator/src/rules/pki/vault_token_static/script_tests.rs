@@ -42,3 +42,27 @@ fn a_token_read_from_standard_input_is_no_literal() {
     let f = run(TOKEN, &job("bao login s.abcdef", env));
     assert_eq!(f.len(), 1, "{}", messages(&f));
 }
+
+/// The tokens `script_tokens` reads from each `login` line: `-method token` (flag and value as two
+/// words, or `-method=token`) takes the one positional word after it; any other method takes none;
+/// a word with `=` (`key=value` of another method) is no token; only the first positional word is.
+#[test]
+fn login_takes_one_positional_token_and_only_for_the_token_method() {
+    let tokens = |script: &str| -> Vec<String> {
+        crate::shell::script_commands(script)
+            .iter()
+            .flat_map(script_tokens)
+            .map(|(_, v)| v)
+            .collect()
+    };
+    // The method given as two words: its value is skipped, the token after it is read.
+    assert_eq!(tokens("bao login -method token s.ABC"), ["s.ABC"]);
+    assert_eq!(tokens("vault login --method token s.ABC"), ["s.ABC"]);
+    assert_eq!(tokens("bao login -method=token s.ABC"), ["s.ABC"]);
+    // Another method's positional words and key=value pairs are no tokens.
+    assert!(tokens("bao login -method userpass bob").is_empty());
+    assert!(tokens("bao login -method=userpass bob password=x").is_empty());
+    // One positional token: a second word, or a key=value after it, is not another.
+    assert_eq!(tokens("bao login s.ABC extra"), ["s.ABC"]);
+    assert_eq!(tokens("bao login s.ABC foo=bar"), ["s.ABC"]);
+}
