@@ -450,4 +450,35 @@ mod tests {
         );
         assert!(unreadable_roles(&g).is_empty());
     }
+
+    /// OpenBao's `allowed_domains` globs: `*` only, the whole name matched. A pattern without `*`
+    /// is the exact name; the last part must end the name; a middle part is consumed where it is
+    /// found, so the last part must come after it.
+    #[test]
+    fn globs_match_whole_names_and_parts_in_order() {
+        assert!(glob("router.nvcf.svc", "router.nvcf.svc"));
+        assert!(!glob("router.nvcf.svc", "router.nvcf.svc.evil"));
+        assert!(glob("*.nvcf.svc", "a.nvcf.svc"));
+        assert!(!glob("*.nvcf.svc", "a.nvcf.svc.x"));
+        assert!(glob("*ab*b", "abxb"));
+        assert!(!glob("*ab*b", "ab"));
+        assert!(!glob("*ab*ab", "xab"));
+        assert!(glob("r-*.nvcf.*.svc", "r-0.nvcf.a.svc"));
+        assert!(!glob("r-*.nvcf.*.svc", "x-0.nvcf.a.svc"));
+    }
+
+    /// TTLs as OpenBao writes them: seconds as a number or text, Go durations with `d`; sub-second
+    /// parts count nothing, and a unit of several letters (`ms`, `µs`) is one unit.
+    #[test]
+    fn durations_are_read_as_openbao_writes_them() {
+        assert_eq!(parse_duration(&serde_json::json!(3600)), Some(3600));
+        assert_eq!(parse_duration(&serde_json::json!("3600")), Some(3600));
+        assert_eq!(parse_duration(&serde_json::json!(true)), None);
+        assert_eq!(go_duration("1h30m"), Some(5400));
+        assert_eq!(go_duration("90d"), Some(90 * 86400));
+        assert_eq!(go_duration("1h500ms"), Some(3600));
+        assert_eq!(go_duration("1m1µs"), Some(60));
+        assert_eq!(go_duration("1h2x"), None);
+        assert_eq!(go_duration("1h2"), None);
+    }
 }
