@@ -361,6 +361,9 @@ fn glob(pattern: &str, name: &str) -> bool {
 }
 
 #[cfg(test)]
+mod role_tests;
+
+#[cfg(test)]
 mod tests {
     use super::super::tests::*;
     use super::*;
