@@ -26,7 +26,11 @@ fn a_script_variable_is_traced_to_its_own_secret_and_a_token_variable_is_reporte
     assert_eq!(by_script.len(), 1, "{}", messages(&f));
     assert!(by_script[0].message.contains("bao-root"), "{}", messages(&f));
     let f = run(TOKEN, &job("bao login $VAULT_TOKEN", ENV));
-    assert!(f.iter().all(|f| !f.message.contains("in its command line")), "{}", messages(&f));
+    assert!(
+        f.iter().all(|f| !f.message.contains("in its command line")),
+        "{}",
+        messages(&f)
+    );
 }
 
 /// `bao login -` and `vault login token=-` read the token from standard input: no value is
@@ -65,4 +69,40 @@ fn login_takes_one_positional_token_and_only_for_the_token_method() {
     // One positional token: a second word, or a key=value after it, is not another.
     assert_eq!(tokens("bao login s.ABC extra"), ["s.ABC"]);
     assert_eq!(tokens("bao login s.ABC foo=bar"), ["s.ABC"]);
+}
+
+/// The Secret volume behind a path: a volume mounted at the path itself counts (a file mounted
+/// by subPath), and is chosen over a shorter mount that does not contain the path.
+#[test]
+fn a_path_is_traced_to_the_volume_mounted_at_it_or_above_it() {
+    let g = crate::testkit::graph(
+        "test",
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: setup, namespace: nvcf}\nspec:\n  containers:\n  - name: setup\n\
+         \x20   image: openbao/openbao:2.6.2\n    volumeMounts:\n    - {name: tok, mountPath: /var/run/token, subPath: token}\n\
+         \x20   - {name: other, mountPath: /etc/other}\n    - {name: dir, mountPath: /var/run/bao/}\n  volumes:\n\
+         \x20 - {name: tok, secret: {secretName: bao-token}}\n  - {name: other, secret: {secretName: other, optional: true}}\n\
+         \x20 - {name: dir, projected: {sources: [{secret: {name: bao-dir}}]}}\n",
+    );
+    let obj = &g.objects[0];
+    let c = obj.at("/spec/containers/0").unwrap();
+    let vol = |p: &str| super::sources::secret_volume(obj, c, p);
+    assert_eq!(vol("/var/run/token"), Some(("bao-token".to_string(), false)));
+    assert_eq!(vol("/etc/other/x"), Some(("other".to_string(), true)));
+    assert_eq!(vol("/var/run/bao/token"), Some(("bao-dir".to_string(), false)));
+    assert_eq!(vol("/var/run/tokens"), None);
+    assert_eq!(vol("/etc"), None);
+}
+
+/// `$NAME`, `${NAME}` and `${NAME:-default}` name a variable; `$` alone, or a name with other
+/// characters, names none.
+#[test]
+fn variable_references_name_whole_variable_names_only() {
+    use super::sources::variable;
+    assert_eq!(variable("$BAO_TOKEN"), Some("BAO_TOKEN"));
+    assert_eq!(variable("${BAO_TOKEN}"), Some("BAO_TOKEN"));
+    assert_eq!(variable("${BAO_TOKEN:-x}"), Some("BAO_TOKEN"));
+    assert_eq!(variable("$"), None);
+    assert_eq!(variable("${}"), None);
+    assert_eq!(variable("$a.b"), None);
+    assert_eq!(variable("BAO_TOKEN"), None);
 }
