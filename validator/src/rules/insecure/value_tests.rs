@@ -123,4 +123,13 @@ fn tls_enabled_false_counts_at_the_top_of_the_values_only() {
     // `tls.enabled: true` is fine.
     let st = state(vec![router(json!({"tls": {"enabled": true}}), vec![])], vec![]);
     assert!(messages(&st).is_empty());
+    // Numbers as YAML writes switches: 0 is off, 1 (or any other number) is not.
+    let st = state(vec![router(json!({"tls": {"enabled": 0}}), vec![])], vec![]);
+    let m = messages(&st);
+    assert_eq!(m.len(), 1, "{m:#?}");
+    assert!(m[0].contains("`tls.enabled: 0` turns TLS off"), "{m:#?}");
+    for on in [json!(1), json!(2)] {
+        let st = state(vec![router(json!({"tls": {"enabled": on}}), vec![])], vec![]);
+        assert!(messages(&st).is_empty(), "{on}: {:#?}", messages(&st));
+    }
 }
