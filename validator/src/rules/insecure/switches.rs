@@ -416,6 +416,15 @@ mod tests {
             config_assignments("a = 1\nx_tls_disable = 1\n tls_disable = \"1\"", "tls_disable"),
             [(3, "1")]
         );
+        // Comment lines of either kind are skipped; a JSON value ends at `,` or `}`.
+        assert_eq!(
+            config_assignments("# tls_disable = 1\n// tls_disable = 1\ntls_disable = 0", "tls_disable"),
+            [(3, "0")]
+        );
+        assert_eq!(
+            config_assignments("{\"tls_disable\": true}\n{\"tls_disable\":\"1\",\"x\":2}", "tls_disable"),
+            [(1, "true"), (2, "1")]
+        );
         assert!(
             is_loopback_url("http://127.0.0.1:8200")
                 && is_loopback_url("http://[::1]:8200")
