@@ -26,47 +26,11 @@
 //! a loaded 2-core machine), plus four runs for the seal report.
 
 mod support;
-use std::io::Read;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use support::shapes::{self, expectations};
 use support::{copy_dir, path_with_tools, repo, tool};
-
-/// A listener that counts every connection and closes it at once: the seal's proxy, and the
-/// loopback address the shapes try to reach directly.
-fn counting_listener() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    let n = Arc::new(AtomicUsize::new(0));
-    let n2 = n.clone();
-    std::thread::spawn(move || {
-        for mut c in l.incoming().flatten() {
-            n2.fetch_add(1, Ordering::SeqCst);
-            let _ = c.set_read_timeout(Some(std::time::Duration::from_millis(50)));
-            let _ = c.read(&mut [0u8; 512]);
-        }
-    });
-    (addr, n)
-}
-
-/// A fake container-runtime daemon: a Unix listener in `dir` that counts every connection.
-fn counting_socket(dir: &Path) -> (PathBuf, Arc<AtomicUsize>) {
-    let path = dir.join("daemon.sock");
-    let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
-    let n = Arc::new(AtomicUsize::new(0));
-    let n2 = n.clone();
-    std::thread::spawn(move || {
-        for mut c in l.incoming().flatten() {
-            n2.fetch_add(1, Ordering::SeqCst);
-            let _ = c.set_read_timeout(Some(std::time::Duration::from_millis(50)));
-            let _ = c.read(&mut [0u8; 512]);
-        }
-    });
-    (path, n)
-}
 
 /// Every file under `dir` with its contents.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -143,8 +107,8 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
     }
     let before = snapshot(&stack);
     let _ = std::fs::remove_file(log);
-    let (listener, attempts) = counting_listener();
-    let (socket, socket_attempts) = counting_socket(work.path());
+    let (listener, attempts) = support::counting::tcp();
+    let (socket, socket_attempts) = support::counting::unix_socket(work.path());
 
     // A private cache outside HOME: the first run is cold (it renders and stores), the second
     // warm, and the two verdicts must be equal (`cache_property.rs` edits every input class).

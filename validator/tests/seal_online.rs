@@ -10,44 +10,10 @@
 //! sealed").
 
 mod support;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use support::{copy_dir, path_with_tools, repo, tool};
-
-/// A fake container-runtime daemon: a Unix listener in `dir` that counts every connection.
-fn counting_socket(dir: &Path) -> (PathBuf, Arc<AtomicUsize>) {
-    let path = dir.join("daemon.sock");
-    let l = std::os::unix::net::UnixListener::bind(&path).unwrap();
-    let n = Arc::new(AtomicUsize::new(0));
-    let n2 = n.clone();
-    std::thread::spawn(move || {
-        for mut c in l.incoming().flatten() {
-            n2.fetch_add(1, Ordering::SeqCst);
-            let _ = c.set_read_timeout(Some(std::time::Duration::from_millis(50)));
-            let _ = c.read(&mut [0u8; 512]);
-        }
-    });
-    (path, n)
-}
-
-/// A TCP listener on loopback that counts every connection.
-fn counting_tcp() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = l.local_addr().unwrap();
-    let n = Arc::new(AtomicUsize::new(0));
-    let n2 = n.clone();
-    std::thread::spawn(move || {
-        for mut c in l.incoming().flatten() {
-            n2.fetch_add(1, Ordering::SeqCst);
-            let _ = c.set_read_timeout(Some(std::time::Duration::from_millis(50)));
-            let _ = c.read(&mut [0u8; 512]);
-        }
-    });
-    (addr, n)
-}
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -88,7 +54,7 @@ fn online(shape: &str, extra_env: &[(&str, &str)]) -> Run {
     for d in [&home, &tmp, &outside] {
         std::fs::create_dir_all(d).unwrap();
     }
-    let (socket, socket_n) = counting_socket(work.path());
+    let (socket, socket_n) = support::counting::unix_socket(work.path());
     let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
     c.current_dir(&stack)
         .args(["check", "--no-cache", "--format", "json", "--file", "."])
@@ -210,7 +176,7 @@ fn tcp_stays_open_online() {
         &repo().join("validator/tests/realworld/23-hooks-and-exec-write-outside/stack"),
         &stack,
     );
-    let (tcp, tcp_n) = counting_tcp();
+    let (tcp, tcp_n) = support::counting::tcp();
     std::fs::write(
         stack.join("helmfile.yaml.gotmpl"),
         format!(

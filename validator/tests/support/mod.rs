@@ -1,10 +1,11 @@
 //! What the integration tests share: where the repository and the pinned tools are, copying
 //! fixture stacks, (`probe`) loopback TLS/QUIC servers with test identities, (`openbao`) the
 //! rendered OpenBao/PKI parts of an environment, (`run`) running the built gate, and (`shapes`)
-//! the realworld shapes and their `expect` files. Each test file
+//! the realworld shapes and their `expect` files, (`counting`) listeners that count connections. Each test file
 //! includes it with `mod support;`, so not every file uses all of it.
 #![allow(dead_code)]
 
+pub mod counting;
 pub mod openbao;
 pub mod probe;
 pub mod run;
