@@ -291,6 +291,8 @@ fn a_script_variable_from_an_unread_source_is_a_finding_and_others_are_not() {
         // Single quotes and a backslash make `$OPTS` literal text: no variable is read.
         "exec curl '$OPTS' https://a.corp.example.net",
         "exec curl \\$OPTS https://a.corp.example.net",
+        // `key=$OPTS` is no switch: only a switch's value (`--x=$OPTS`) is one.
+        "exec tool key=$OPTS",
     ] {
         let found = with(script);
         assert!(
@@ -298,6 +300,10 @@ fn a_script_variable_from_an_unread_source_is_a_finding_and_others_are_not() {
             "{script}: {found:#?}"
         );
     }
+    // Each word once: the same word twice is one finding, two words are two.
+    let unread = |script: &str| with(script).iter().filter(|f| f.message.contains("cannot read")).count();
+    assert_eq!(unread("exec curl $OPTS $OPTS https://a.corp.example.net"), 1);
+    assert_eq!(unread("exec tool --tls-verify=$OPTS --insecure-skip-tls-verify=$OPTS"), 2);
 }
 
 /// Every exec place of a container (`EXEC_PLACES`: each probe, each lifecycle hook) is read with
