@@ -115,39 +115,38 @@ const SEALS: [&[(&str, &str)]; 2] = [&[], &[("NVCF_TEST_NO_NAMESPACE", "1")]];
 fn hooks_and_exec_write_nothing_outside_online() {
     for env in SEALS {
         let r = online("23-hooks-and-exec-write-outside", env);
-        assert_eq!(r.code, Some(1), "{env:?}: {}", r.stderr);
-        assert!(
-            r.left.is_empty(),
-            "{env:?}: online hooks or exec wrote outside the run: {:?}",
-            r.left
-        );
-        assert!(rendered(&r, "apps/app"), "{env:?}: {}", r.report);
         // The hooks still ran (they print, then fail to write): reported by their events.
-        assert!(
-            has_finding(&r, "render-depends-on-cluster", "apps/app"),
-            "{env:?}: {}",
-            r.report
-        );
+        assert_confined(&r, env);
     }
+}
+
+/// A sealed online run of a shape's `apps/app`: it exits 1, writes nothing outside the run,
+/// renders the release, and reports its hooks by their events.
+fn assert_confined(r: &Run, env: &[(&str, &str)]) {
+    assert_eq!(r.code, Some(1), "{env:?}: {}", r.stderr);
+    assert!(
+        r.left.is_empty(),
+        "{env:?}: online hooks or exec wrote outside the run: {:?}",
+        r.left
+    );
+    assert!(rendered(r, "apps/app"), "{env:?}: {}", r.report);
+    assert!(
+        has_finding(r, "render-depends-on-cluster", "apps/app"),
+        "{env:?}: {}",
+        r.report
+    );
 }
 
 #[test]
 fn hooks_and_exec_reach_no_host_unix_socket_online() {
     for env in SEALS {
         let r = online("55-hook-docker-socket", env);
-        assert_eq!(r.code, Some(1), "{env:?}: {}", r.stderr);
         assert_eq!(
             r.socket_connections, 0,
             "{env:?}: the fake daemon was reached online: {}",
             r.stderr
         );
-        assert!(r.left.is_empty(), "{env:?}: {:?}", r.left);
-        assert!(rendered(&r, "apps/app"), "{env:?}: {}", r.report);
-        assert!(
-            has_finding(&r, "render-depends-on-cluster", "apps/app"),
-            "{env:?}: {}",
-            r.report
-        );
+        assert_confined(&r, env);
     }
 }
 
