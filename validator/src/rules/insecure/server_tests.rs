@@ -308,3 +308,34 @@ fn only_the_plaintext_server_itself_takes_the_dials_of_its_services() {
     };
     assert_eq!(order(folded(&yaml)), order(expected));
 }
+
+/// A release is an OpenBao/Vault server by what its values configure, wherever they carry the
+/// configuration: in a list, and in lists as deep as the YAML reader nests (`yaml::MAX_DEPTH`
+/// collections, the top map included). Text that only mentions a listener configures none.
+#[test]
+fn a_server_configuration_in_lists_of_values_makes_the_release_a_server() {
+    let config = "listener \"tcp\" {\n  address = \"[::]:8200\"\n  tls_disable = 1\n}";
+    let mut deep = serde_json::json!(config);
+    for _ in 1..crate::yaml::MAX_DEPTH {
+        deep = serde_json::json!([deep]);
+    }
+    let judged = |values: serde_json::Value| {
+        let mut r = rel("helmfile.yaml", 7, "vault", "vault", local("charts/vault"));
+        r.values = values;
+        super::tests::run(PLAINTEXT_ENDPOINT, &state(vec![r], vec![]), &[])
+    };
+    for values in [
+        serde_json::json!({"configs": ["ui = true", config]}),
+        serde_json::json!({ "configs": deep }),
+    ] {
+        let f = judged(values);
+        assert!(!f.is_empty());
+        assert!(
+            f.iter().all(|f| f
+                .message
+                .contains("(an OpenBao/Vault server by its values, not rendered)")),
+            "{f:#?}"
+        );
+    }
+    assert!(judged(serde_json::json!({"docs": ["the listener of the router", "ui = true"]})).is_empty());
+}
