@@ -355,6 +355,8 @@ mod dial_tests;
 #[cfg(test)]
 mod mod_tests;
 #[cfg(test)]
+mod server_tests;
+#[cfg(test)]
 mod source_tests;
 #[cfg(test)]
 mod value_tests;
