@@ -351,6 +351,8 @@ fn is_openbao(r: &Release) -> bool {
 #[cfg(test)]
 mod config_tests;
 #[cfg(test)]
+mod dial_tests;
+#[cfg(test)]
 mod source_tests;
 #[cfg(test)]
 mod value_tests;
