@@ -65,9 +65,10 @@ impl VolumeSource<'_> {
     }
 }
 
-/// A path without `./` in front or `/` behind (the kubelet writes `a/./b` and `a/b` alike).
-fn norm(p: &str) -> &str {
-    p.trim_start_matches("./").trim_end_matches('/')
+/// A relative path as the kubelet cleans it before writing or joining (`./a//b/` is `a/b`).
+fn norm(p: &str) -> String {
+    let parts: Vec<&str> = p.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+    parts.join("/")
 }
 
 fn listed(items: Option<&Value>) -> Option<Vec<(&str, &str)>> {
@@ -177,6 +178,7 @@ pub fn file_in_volume<'a>(
     keys: &dyn Fn(&VolumeSource<'_>, &str) -> Option<bool>,
 ) -> Option<Held<'a>> {
     let path = norm(path);
+    let path = path.as_str();
     let sources = volume_sources(vol);
     let listed = sources.iter().find_map(|s| match s.key_at(path) {
         Some(Some(k)) => Some((s, k.to_string())),
@@ -206,6 +208,7 @@ pub fn sources_at<'a>(
         return vec![h.source];
     }
     let dir = norm(path);
+    let dir = dir.as_str();
     volume_sources(vol).into_iter().filter(|s| s.under(dir)).collect()
 }
 
@@ -275,9 +278,8 @@ pub fn mounted_at<'a>(pod: &'a Value, container: &'a Value, path: &str) -> Optio
         .flatten()
         .find(|v| v.get("name").and_then(Value::as_str) == name && name.is_some());
     let in_volume = match sub_path(mount) {
-        Some(sp) if rel.is_empty() => norm(sp).to_string(),
-        Some(sp) => format!("{}/{rel}", norm(sp)),
-        None => rel.to_string(),
+        Some(sp) => norm(&format!("{sp}/{rel}")),
+        None => norm(rel),
     };
     Some(MountedPath {
         mount,
@@ -321,7 +323,9 @@ mod tests {
             held(&vol, "root/token"),
             Some((SourceKind::Secret, "bao-root".into(), "token".into(), false))
         );
-        assert_eq!(held(&vol, "./root/token").map(|h| h.2), Some("token".into()));
+        assert_eq!(held(&vol, "./root//token").map(|h| h.2), Some("token".into()));
+        let dotted = json!({"secret": {"secretName": "s", "items": [{"key": "k", "path": "./a/./b/"}]}});
+        assert_eq!(held(&dotted, "a/b").map(|h| h.2), Some("k".into()));
         // The key is not at its own name when items remap it.
         assert_eq!(held(&vol, "token"), None);
         // Without items every key is at the top, never below.
@@ -388,7 +392,7 @@ mod tests {
     fn the_path_inside_the_volume_puts_the_sub_path_in_front() {
         let pod = json!({"volumes": [{"name": "v", "secret": {"secretName": "s"}}, {"name": "w", "emptyDir": {}}]});
         let c = json!({"volumeMounts": [
-            {"name": "v", "mountPath": "/etc/tls/", "subPath": "certs"},
+            {"name": "v", "mountPath": "/etc/tls/", "subPath": "./certs/"},
             {"name": "v", "mountPath": "/etc/tls/tls.key", "subPathExpr": "key"},
             {"name": "w", "mountPath": "/etc"},
             {"name": "x", "mountPath": "/x"}
