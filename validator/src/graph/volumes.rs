@@ -183,11 +183,8 @@ pub fn file_in_volume<'a>(
     let path = norm(path);
     let path = path.as_str();
     let sources = volume_sources(vol);
-    let below = |p: &&str| norm(p).strip_prefix(path).is_some_and(|r| r.starts_with('/'));
-    if sources
-        .iter()
-        .any(|s| s.files.iter().flatten().map(|(_, p)| p).any(|p| below(&p)))
-    {
+    let below = |p: &str| norm(p).strip_prefix(path).is_some_and(|r| r.starts_with('/'));
+    if sources.iter().any(|s| s.files.iter().flatten().any(|(_, p)| below(p))) {
         return None;
     }
     let surely = |s: &&VolumeSource<'_>| match s.key_at(path) {
