@@ -353,6 +353,8 @@ mod config_tests;
 #[cfg(test)]
 mod dial_tests;
 #[cfg(test)]
+mod mod_tests;
+#[cfg(test)]
 mod server_tests;
 #[cfg(test)]
 mod source_tests;
