@@ -11,6 +11,7 @@
 mod support;
 use std::path::Path;
 use std::process::Command;
+use support::run::{command, finish};
 use support::{path_with_tools, tool};
 
 fn write(p: &Path, text: &str) {
@@ -59,28 +60,24 @@ fn state(stack: &Path, releases: &[&str], extra: &str) {
     write(&stack.join("helmfile.yaml"), &s);
 }
 
-/// The gate run in `stack` with the pinned tools and clock (and `HELM_PLUGINS` when given):
-/// `(exit code, the JSON report, stderr)`.
+/// The gate run in `dir` as every test runs it (`support::run::command`: the pinned tools first
+/// on PATH, the pinned clock), with `env` set: `(exit code, the JSON report or null when it wrote
+/// none, stderr)`.
+fn gate(dir: &Path, args: &[&str], env: &[(&str, &Path)]) -> (i32, serde_json::Value, String) {
+    let mut c = command(dir);
+    c.args(args).envs(env.iter().copied());
+    let r = finish(&mut c, None);
+    (r.code, r.report().unwrap_or_default(), r.stderr)
+}
+
+/// [`gate`] in `stack` with its own HOME and cache (and `HELM_PLUGINS` when given).
 fn run_gate(stack: &Path, args: &[&str], plugins: Option<&Path>) -> (i32, serde_json::Value, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.current_dir(stack)
-        .args(args)
-        .env("PATH", path_with_tools())
-        .env("HOME", stack.join(".home"))
-        .env("XDG_CACHE_HOME", stack.join(".cache"))
-        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
-        .env("NVCF_HELM", tool("helm"))
-        .env("NVCF_HELMFILE", tool("helmfile"));
+    let (home, cache) = (stack.join(".home"), stack.join(".cache"));
+    let mut env = vec![("HOME", home.as_path()), ("XDG_CACHE_HOME", cache.as_path())];
     if let Some(plugins) = plugins {
-        c.env("HELM_PLUGINS", plugins);
+        env.push(("HELM_PLUGINS", plugins));
     }
-    let out = c.output().unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    (
-        out.status.code().unwrap_or(-1),
-        report,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    gate(stack, args, &env)
 }
 
 /// `[(rule, release, text)]` of a report; `text` is the message, after the object's name when
@@ -392,23 +389,8 @@ fn hooks_outside_the_render_are_reported_online_too() {
         if offline {
             args.push("--offline");
         }
-        let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-            .current_dir(s)
-            .args(&args)
-            .env("PATH", path_with_tools())
-            .env("HOME", s.join(".home"))
-            .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
-            .env("NVCF_HELM", tool("helm"))
-            .env("NVCF_HELMFILE", tool("helmfile"))
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(1),
-            "offline={offline}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        let (code, report, stderr) = gate(s, &args, &[("HOME", &s.join(".home"))]);
+        assert_eq!(code, 1, "offline={offline}: {stderr}");
         let hooks: Vec<(String, u64)> = report["findings"]
             .as_array()
             .into_iter()
@@ -496,29 +478,25 @@ fn relative_paths_in_helm_defaults_args_resolve_beside_the_state_file() {
     );
     // The gate started in `elsewhere` on the stack: does it judge the insecure branch?
     let insecure_judged = || {
-        let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-            .current_dir(&elsewhere)
-            .args(["check", "--offline", "--no-cache", "--format", "json", "--chart-mirror"])
-            .arg(&mirror)
-            .arg("--file")
-            .arg(&stack)
-            .env("PATH", path_with_tools())
-            .env("HOME", &home)
-            .env("XDG_CACHE_HOME", s.join("cache"))
-            .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
-            .env("NVCF_HELM", tool("helm"))
-            .env("NVCF_HELMFILE", tool("helmfile"))
-            .output()
-            .unwrap();
-        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        // Started in `elsewhere`, not in the stack: the working directory is what this tests.
+        let (code, report, stderr) = gate(
+            &elsewhere,
+            &[
+                "check",
+                "--offline",
+                "--no-cache",
+                "--format",
+                "json",
+                "--chart-mirror",
+                mirror.to_str().unwrap(),
+                "--file",
+                stack.to_str().unwrap(),
+            ],
+            &[("HOME", &home), ("XDG_CACHE_HOME", &s.join("cache"))],
+        );
         let f = findings_of(&report, true);
         let rendered = report["environments"][0]["releases"][0]["rendered"] == true;
-        assert!(
-            out.status.code() == Some(1) && rendered,
-            "{:?} rendered={rendered}: {f:?}\n{stderr}",
-            out.status.code()
-        );
+        assert!(code == 1 && rendered, "{code} rendered={rendered}: {f:?}\n{stderr}");
         image_pinned_on(&f, "web")
     };
     let set = |beside_state: bool, in_cwd: bool| {

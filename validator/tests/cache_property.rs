@@ -11,7 +11,8 @@ mod support;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::{path_with_tools, tool};
+use support::run::{command, finish};
+use support::tool;
 
 fn write(p: &Path, text: &str) {
     std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -173,20 +174,16 @@ for a in "$@"; do [ "$prev" = "--output-dir" ] && out=$a; prev=$a; done
 
 /// Exit code and every finding (rule, environment, release, object, message), sorted.
 fn verdict(w: &Path, tag: &str, cached: bool) -> (i32, Vec<String>) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.current_dir(w.join("stack"))
-        .args(["check", "--file", ".", "--offline", "--format", "json"])
+    let mut c = command(&w.join("stack"));
+    c.args(["check", "--file", ".", "--offline", "--format", "json"])
         .args(if cached { &[][..] } else { &["--no-cache"][..] })
-        .env("PATH", path_with_tools())
         .env("HOME", w.join("home"))
         .env("XDG_CACHE_HOME", w.join("cache"))
-        .env("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z")
+        // The helm of `helm_wrapper`: the real one, or one that changes what it writes.
         .env("NVCF_HELM", w.join("bin/helm"))
-        .env("NVCF_HELMFILE", tool("helmfile"))
         .env("APP_TAG", tag);
-    let out = c.output().unwrap();
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("no JSON report: {}", String::from_utf8_lossy(&out.stderr)));
+    let r = finish(&mut c, None);
+    let report = r.report().unwrap_or_else(|| panic!("no JSON report: {}", r.stderr));
     let mut f: Vec<String> = report["findings"]
         .as_array()
         .unwrap()
@@ -199,7 +196,7 @@ fn verdict(w: &Path, tag: &str, cached: bool) -> (i32, Vec<String>) {
         })
         .collect();
     f.sort();
-    (out.status.code().unwrap_or(-1), f)
+    (r.code, f)
 }
 
 #[test]

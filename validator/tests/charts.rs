@@ -548,21 +548,9 @@ fn trust_bundle_fingerprint_matches_the_validator() {
             .collect();
         let dir = scratch();
         let file = write(&dir, "bundle.pem", &pem);
-        let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-            .arg("fingerprint")
-            .arg(&file)
-            .output()
-            .expect("run nvcf-validate");
-        assert!(
-            out.status.success(),
-            "{env}: nvcf-validate fingerprint:\n{}",
-            text(&out)
-        );
-        let want = String::from_utf8_lossy(&out.stdout)
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .to_string();
+        let r = support::run::run(&dir, &["fingerprint", file.to_str().unwrap()], &[], None);
+        assert_eq!(r.code, 0, "{env}: nvcf-validate fingerprint:\n{}", r.text());
+        let want = r.stdout.split_whitespace().next().unwrap_or("").to_string();
         assert_eq!(
             bundle.field("nvcf.io/trust-bundle-fingerprint").as_deref(),
             Some(want.as_str()),

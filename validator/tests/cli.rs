@@ -7,7 +7,7 @@
 mod support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::run::{copy_of, json, run, Run};
+use support::run::{copy_of, json, report_schema, run, schema_errors, Run};
 use support::{copy_dir, repo, tool};
 
 /// The CLI test stack.
@@ -120,12 +120,7 @@ fn json_report_follows_the_contract_schema() {
     let d = copy_of(STACK);
     let r = check(d.path(), &["--format", "json"]);
     let report = json(&r.stdout);
-    let schema = json(&std::fs::read_to_string(repo().join("validator/schema/report.schema.json")).unwrap());
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&report)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
+    let errors = schema_errors(&report, &report_schema());
     assert!(errors.is_empty(), "{errors:#?}");
     assert_eq!(report["summary"]["errors"], 2);
     assert_eq!(report["summary"]["environments"], 2);
@@ -710,17 +705,14 @@ fn manifests_from_stdin_and_directories() {
     assert_eq!(report["findings"][0]["rule"], "image-pinned");
     assert_eq!(report["findings"][0]["source"]["file"], "m/sub/a.yaml");
 
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.args(["check", "--manifests", "-", "--format", "json"])
-        .current_dir(d.path())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped());
-    let mut child = c.spawn().unwrap();
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(yaml.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let report = json(&String::from_utf8_lossy(&out.stdout));
+    let r = run(
+        d.path(),
+        &["check", "--manifests", "-", "--format", "json"],
+        &[],
+        Some(yaml),
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let report = r.json();
     assert_eq!(report["findings"][0]["source"]["file"], "<stdin>");
 }
 

@@ -18,8 +18,7 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use support::{copy_dir, path_with_tools};
+use support::copy_dir;
 
 /// Families whose silent fixtures must be clean of every rule.
 const STRICT_FAMILIES: &[&str] = &["ownership", "pinning", "insecure transport"];
@@ -50,20 +49,17 @@ struct Run {
 }
 
 fn nvcf_validate(cwd: &Path, args: &[&str]) -> Run {
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .args(args)
-        .current_dir(cwd)
-        .env("PATH", path_with_tools())
-        // After the example CA in examples/pki became valid (a silent fixture embeds it).
-        .env("NVCF_VALIDATE_NOW", "2027-01-15T12:00:00Z")
-        .env("XDG_CACHE_HOME", cwd.join(".cache"))
-        .env_remove("NVCF_HELM")
-        .env_remove("NVCF_HELMFILE")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    let code = out.status.code().unwrap_or(-1);
+    let cache = cwd.join(".cache");
+    let support::run::Run { code, stdout, stderr } = support::run::run(
+        cwd,
+        args,
+        &[
+            // After the example CA in examples/pki became valid (a silent fixture embeds it).
+            ("NVCF_VALIDATE_NOW", support::run::AFTER_EXAMPLES),
+            ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+        ],
+        None,
+    );
     // Every run writes a JSON report, exit 2 included; anything else (a panic, a crash, text) is a
     // failure of the fixture, never "silent".
     let report = serde_json::from_str::<serde_json::Value>(&stdout);

@@ -11,8 +11,8 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-use support::run::{run, Run};
-use support::{copy_dir, path_with_tools, repo};
+use support::run::{run, schema_errors, Run, AFTER_EXAMPLES, BIN};
+use support::{copy_dir, repo};
 
 const ENVIRONMENTS: &[&str] = &["default", "split-cluster", "customer-issuer", "customer-secret"];
 
@@ -30,21 +30,23 @@ fn cache() -> &'static Path {
 }
 
 /// Render `envs` (all when empty) of the stack in `dir` into the cache at `cache`.
+/// (The clock is the one of every other run of this file; what is filled is the render, which
+/// does not depend on it.)
 fn fill(cache: &Path, dir: &Path, envs: &[&str]) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.current_dir(dir)
-        .args(["graph", "--file", "helmfile.yaml", "--offline", "--format", "json"])
-        .env("PATH", path_with_tools())
-        .env("XDG_CACHE_HOME", cache);
+    let mut args = vec!["graph", "--file", "helmfile.yaml", "--offline", "--format", "json"];
     for e in envs {
-        c.args(["-e", e]);
+        args.extend(["-e", e]);
     }
-    let out = c.output().unwrap();
-    assert!(
-        out.status.code().is_some_and(|c| c <= 1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let r = run(
+        dir,
+        &args,
+        &[
+            ("XDG_CACHE_HOME", cache.to_str().unwrap()),
+            ("NVCF_VALIDATE_NOW", AFTER_EXAMPLES),
+        ],
+        None,
     );
+    assert!((0..=1).contains(&r.code), "{}", r.stderr);
 }
 
 /// A copy of the repository's stack whose UDPRoute sends QUIC to a port the router Service does
@@ -70,7 +72,7 @@ fn graph(dir: &Path, args: &[&str]) -> Run {
     run(
         dir,
         &all,
-        &[("XDG_CACHE_HOME", cache), ("NVCF_VALIDATE_NOW", "2027-01-15T12:00:00Z")],
+        &[("XDG_CACHE_HOME", cache), ("NVCF_VALIDATE_NOW", AFTER_EXAMPLES)],
         None,
     )
 }
@@ -143,14 +145,7 @@ fn edge<'a>(all: &'a [(String, String, String, Vec<String>)], from: &str, label:
 
 /// The JSON output against its schema (validator/schema/graph.schema.json).
 fn follows_the_schema(doc: &Value) {
-    let schema: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("validator/schema/graph.schema.json")).unwrap())
-            .unwrap();
-    let v = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = v
-        .iter_errors(doc)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect();
+    let errors = schema_errors(doc, &repo().join("validator/schema/graph.schema.json"));
     assert!(errors.is_empty(), "{errors:#?}");
 }
 
@@ -197,7 +192,7 @@ fn dot_svg(dot: &str) -> String {
 fn split_cluster_shows_the_whole_worker_path_and_trust_path() {
     let r = draw(&repo(), "split-cluster", "json");
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let doc: Value = serde_json::from_str(&r.stdout).unwrap();
+    let doc = r.json();
     assert_eq!(doc["schema"], "nvcf-validate/graph/v1");
     follows_the_schema(&doc);
     let e = edges(&doc);
@@ -321,7 +316,7 @@ fn a_mutated_stack_shows_the_broken_edge_with_its_rule() {
 
     let r = draw(d, "split-cluster", "json");
     assert_eq!(r.code, 1, "an error finding is exit 1: {}", r.stderr);
-    let e = edges(&serde_json::from_str(&r.stdout).unwrap());
+    let e = edges(&r.json());
     assert_eq!(
         edge(
             &e,
@@ -510,7 +505,7 @@ fn bad_input_is_exit_2_with_a_clear_message() {
 fn generated_diagrams_in_docs_and_readme_are_fresh() {
     let out = Command::new(repo().join("ci/diagrams"))
         .arg("--check")
-        .env("NVCF_VALIDATE", env!("CARGO_BIN_EXE_nvcf-validate"))
+        .env("NVCF_VALIDATE", BIN)
         .env("XDG_CACHE_HOME", cache())
         .output()
         .unwrap();
@@ -525,17 +520,28 @@ fn generated_diagrams_in_docs_and_readme_are_fresh() {
 #[test]
 fn the_markdown_report_embeds_the_collapsed_diagram_of_an_environment_with_findings() {
     let d = broken_stack();
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(d)
-        .args(["check", "--file", "helmfile.yaml", "--offline", "--format", "markdown"])
-        .args(["-e", "split-cluster", "-e", "default"])
-        .env("PATH", path_with_tools())
-        .env("XDG_CACHE_HOME", cache())
-        .env("NVCF_VALIDATE_NOW", "2027-01-15T12:00:00Z")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let md = String::from_utf8(out.stdout).unwrap();
+    let r = run(
+        d,
+        &[
+            "check",
+            "--file",
+            "helmfile.yaml",
+            "--offline",
+            "--format",
+            "markdown",
+            "-e",
+            "split-cluster",
+            "-e",
+            "default",
+        ],
+        &[
+            ("XDG_CACHE_HOME", cache().to_str().unwrap()),
+            ("NVCF_VALIDATE_NOW", AFTER_EXAMPLES),
+        ],
+        None,
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let md = r.stdout;
     // Only split-cluster has a finding on its picture (default has no worker routes).
     assert_eq!(md.matches("```mermaid").count(), 1, "{md}");
     assert!(md.contains("<code>split-cluster</code>"), "{md}");
@@ -554,7 +560,7 @@ fn the_markdown_report_embeds_the_collapsed_diagram_of_an_environment_with_findi
 fn in_cluster_workers_dial_each_pod_by_its_headless_name() {
     let r = draw(&repo(), "default", "json");
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let e = edges(&serde_json::from_str(&r.stdout).unwrap());
+    let e = edges(&r.json());
     edge(
         &e,
         "QUIC dial address | {pod_name}.request-router-headless.nvcf.svc.cluster.local:50072",

@@ -6,8 +6,7 @@ mod support;
 
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
-use support::run::{run, Run};
+use support::run::{command, run, Run};
 
 fn check_text(name: &str, text: &[u8], env: &[(&str, &str)]) -> Run {
     let d = tempfile::tempdir().unwrap();
@@ -253,8 +252,8 @@ fn a_document_over_the_size_limit_is_exit_2() {
 fn standard_input_over_the_limit_is_refused_without_being_read_whole() {
     use std::io::Write;
     let d = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(d.path())
+    // Spawned here rather than through `run`: the stream is written while the gate reads it.
+    let mut child = command(d.path())
         .args(["check", "--manifests", "-", "--format", "json"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

@@ -1,14 +1,14 @@
 //! CLI tests of `nvcf-validate fingerprint` and `nvcf-validate cert verify`, running the built
 //! binary on certificates generated at test time (rcgen). No key material is committed.
 
+mod support;
+
 use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose as Eku, IsCa, Issuer, KeyPair};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Command;
+use support::run::{command, finish, Run};
 use time::macros::datetime;
 use time::OffsetDateTime;
-
-const BIN: &str = env!("CARGO_BIN_EXE_nvcf-validate");
 
 struct Ca {
     params: CertificateParams,
@@ -82,19 +82,11 @@ impl Pki {
     }
 }
 
-fn run(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run nvcf-validate");
-    if let Some(input) = stdin {
-        child.stdin.take().unwrap().write_all(input).unwrap();
-    }
-    drop(child.stdin.take());
-    child.wait_with_output().unwrap()
+/// `nvcf-validate args`, from the directory cargo runs the tests in, with `stdin` piped in when given.
+fn run(args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut c = command(Path::new(env!("CARGO_MANIFEST_DIR")));
+    c.args(args);
+    finish(&mut c, stdin)
 }
 
 fn text(b: &[u8]) -> String {
@@ -116,8 +108,8 @@ fn fingerprint_agrees_with_openssl_and_sha256sum() {
         &format!("{}{}\n# again\n{}", k.int.pem, k.root.pem, k.int.pem),
     );
     let out = run(&["fingerprint", p(&bundle)], None);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let ours = text(&out.stdout).trim().to_string();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let ours = out.stdout.trim().to_string();
 
     // Independent computation of nvcf-trust-bundle-v1 with openssl + sha256sum.
     let script = r#"set -eu
@@ -143,9 +135,9 @@ fn fingerprint_agrees_with_openssl_and_sha256sum() {
         &["fingerprint", "-"],
         Some(format!("{}{}", k.root.pem, k.int.pem).as_bytes()),
     );
-    assert_eq!(text(&stdin.stdout).trim(), ours);
+    assert_eq!(stdin.stdout.trim(), ours);
     let only_root = run(&["fingerprint", p(&root)], None);
-    assert_ne!(text(&only_root.stdout).trim(), ours);
+    assert_ne!(only_root.stdout.trim(), ours);
 }
 
 #[test]
@@ -154,43 +146,40 @@ fn fingerprint_refuses_keys_and_junk_without_echoing_them() {
     let key = KeyPair::generate().unwrap().serialize_pem();
     let with_key = k.file("with-key.pem", &format!("{}{key}", k.root.pem));
     let out = run(&["fingerprint", p(&with_key)], None);
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
+    assert_eq!(out.code, 2);
+    let err = out.stderr;
     assert!(
         err.contains("with-key.pem") && err.contains("block 2") && err.contains("PRIVATE KEY"),
         "{err}"
     );
     for line in key.lines().filter(|l| !l.starts_with("-----")) {
-        assert!(
-            !err.contains(line) && !text(&out.stdout).contains(line),
-            "key material echoed"
-        );
+        assert!(!err.contains(line) && !out.stdout.contains(line), "key material echoed");
     }
 
     let empty = k.file("empty.pem", "\n");
     let out = run(&["fingerprint", p(&empty)], None);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.code, 2);
     assert!(
-        text(&out.stderr).contains("empty.pem") && text(&out.stderr).contains("no PEM CERTIFICATE"),
+        out.stderr.contains("empty.pem") && out.stderr.contains("no PEM CERTIFICATE"),
         "{}",
-        text(&out.stderr)
+        out.stderr
     );
 
     let crl = k.file("crl.pem", "-----BEGIN X509 CRL-----\nAAAA\n-----END X509 CRL-----\n");
     let out = run(&["fingerprint", p(&crl)], None);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("X509 CRL"), "{}", text(&out.stderr));
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("X509 CRL"), "{}", out.stderr);
 
     let torn = k.file("torn.pem", &k.root.pem[..k.root.pem.len() / 2]);
-    assert_eq!(run(&["fingerprint", p(&torn)], None).status.code(), Some(2));
+    assert_eq!(run(&["fingerprint", p(&torn)], None).code, 2);
     let missing = k.dir.path().join("missing.pem");
     let out = run(&["fingerprint", p(&missing)], None);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("missing.pem"));
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("missing.pem"));
     assert!(out.stdout.is_empty());
 }
 
-fn verify(k: &Pki, bundle: &Path, chain: &Path, name: &str, at: Option<&str>) -> Output {
+fn verify(k: &Pki, bundle: &Path, chain: &Path, name: &str, at: Option<&str>) -> Run {
     let _ = k;
     let mut args = vec![
         "cert",
@@ -220,15 +209,15 @@ fn cert_verify_accepts_a_chain_with_an_intermediate() {
         "request-router-1.request-router-headless.nvcf.svc.cluster.local",
         None,
     );
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let line = text(&out.stdout);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let line = out.stdout;
     assert_eq!(line.lines().count(), 1, "{line}");
     assert!(
         line.starts_with("verified: ") && line.contains("NVCF Test Root"),
         "{line}"
     );
     let out = verify(&k, &roots, &chain, "grpc.workers.example.com", None);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.code, 0, "{}", out.stderr);
 }
 
 #[test]
@@ -239,9 +228,9 @@ fn cert_verify_refuses_with_the_webpki_reason() {
     let leaf_only = k.file("leaf.pem", &k.leaf);
     let pod = "request-router-0.request-router-headless.nvcf.svc.cluster.local";
 
-    let refused = |out: Output, reason: &str| {
-        assert_eq!(out.status.code(), Some(1), "{reason}: {}", text(&out.stderr));
-        let err = text(&out.stderr);
+    let refused = |out: Run, reason: &str| {
+        assert_eq!(out.code, 1, "{reason}: {}", out.stderr);
+        let err = out.stderr;
         assert!(
             err.starts_with("refused: ") && err.contains(reason),
             "expected {reason}: {err}"
@@ -292,10 +281,8 @@ fn cert_verify_refuses_with_the_webpki_reason() {
         "NotValidYet",
     );
     assert_eq!(
-        verify(&k, &roots, &dated_chain, "x.example.com", Some("2025-06-01T00:00:00Z"))
-            .status
-            .code(),
-        Some(0)
+        verify(&k, &roots, &dated_chain, "x.example.com", Some("2025-06-01T00:00:00Z")).code,
+        0
     );
     // A client-only certificate: missing serverAuth.
     let client = leaf(&["x.example.com"], &k.int, Eku::ClientAuth, None);
@@ -316,8 +303,8 @@ fn cert_verify_unreadable_input_is_exit_2() {
     let name = "grpc.workers.example.com";
 
     let out = verify(&k, &roots_key, &chain, name, None);
-    assert_eq!(out.status.code(), Some(2));
-    let err = text(&out.stderr);
+    assert_eq!(out.code, 2);
+    let err = out.stderr;
     assert!(
         err.contains("roots-with-key.pem") && err.contains("PRIVATE KEY"),
         "{err}"
@@ -330,9 +317,9 @@ fn cert_verify_unreadable_input_is_exit_2() {
     );
 
     // Each refusal names its own cause: exit 2 alone would be satisfied by any other refusal.
-    let refused_with = |out: Output, want: &[&str]| {
-        let err = text(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
+    let refused_with = |out: Run, want: &[&str]| {
+        let err = out.stderr;
+        assert_eq!(out.code, 2, "{err}");
         for w in want {
             assert!(err.contains(w), "expected `{w}` in: {err}");
         }

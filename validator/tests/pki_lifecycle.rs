@@ -10,6 +10,7 @@
 mod support;
 use support::openbao::*;
 use support::probe::{assert_pass, probe, tls_server, write, Identity};
+use support::run::command;
 use support::tool;
 
 use nvcf_validate::pki;
@@ -151,7 +152,7 @@ fn intermediate_rotation_overlaps_under_the_same_bundle() {
     let name = concrete(&dns[0]);
     let (old, _, _) = bao.sign(&r, &dns);
     let next = bao.home.path().join("next");
-    let o = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+    let o = command(bao.home.path())
         .args(["ca", "intermediate", "--root-cert"])
         .arg(&r.ca.root)
         .arg("--root-key")
@@ -214,7 +215,7 @@ fn root_rotation_goes_through_a_two_root_bundle() {
     // A new root under a new name: with the old name, a worker holding only the old root would
     // try it as the issuer and report BadSignature instead of UnknownIssuer.
     let dir2 = work.path().join("ca2");
-    let o = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+    let o = command(work.path())
         .args([
             "ca",
             "init",

@@ -11,8 +11,9 @@ use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use support::{copy_dir, path_with_tools, repo};
+use std::process::Output;
+use support::run::command;
+use support::{copy_dir, repo};
 
 struct Root {
     params: CertificateParams,
@@ -105,12 +106,10 @@ fn use_real_root(dir: &Path, ca: &Root) {
 }
 
 fn profile(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(dir)
+    command(dir)
         .arg("profile")
         .args(["--file", "helmfile.yaml", "--offline"])
         .args(args)
-        .env("PATH", path_with_tools())
         .env("XDG_CACHE_HOME", dir.join(".cache"))
         .output()
         .unwrap()
@@ -372,11 +371,9 @@ fn fp(pem: &str) -> String {
 }
 
 fn probe_profile(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(dir)
+    command(dir)
         .args(["probe", "--timeout", "3s"])
         .args(args)
-        .env("PATH", path_with_tools())
         .env("XDG_CACHE_HOME", dir.join(".cache"))
         .output()
         .unwrap()

@@ -4,13 +4,13 @@
 
 mod support;
 
-use std::process::Command;
+use support::run::{run, Run};
 
-fn readiness(env: &str) -> (i32, String, String) {
+fn readiness(env: &str) -> Run {
     let cache = tempfile::tempdir().unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(support::repo())
-        .args([
+    run(
+        &support::repo(),
+        &[
             "readiness",
             "--file",
             "helmfile.yaml",
@@ -19,22 +19,20 @@ fn readiness(env: &str) -> (i32, String, String) {
             "120s",
             "-e",
             env,
-        ])
-        .env("PATH", support::path_with_tools())
-        .env("XDG_CACHE_HOME", cache.path())
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
+        ],
+        &[("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
+        None,
     )
 }
 
 #[test]
 fn every_environment_waits_for_its_issuers_certificates_and_router() {
     for env in ["default", "split-cluster", "customer-issuer", "customer-secret"] {
-        let (code, out, err) = readiness(env);
+        let Run {
+            code,
+            stdout: out,
+            stderr: err,
+        } = readiness(env);
         assert_eq!(code, 0, "{env}: {err}");
         let lines: Vec<&str> = out.lines().collect();
         // The router's rollout is the last wait, after every issuer and Certificate.

@@ -4,12 +4,13 @@
 
 mod support;
 
-use std::process::Command;
 use support::repo;
+use support::run::{findings_of, json, report_schema, run, run_cached, schema_errors};
 
 const FIXTURE: &str = "validator/tests/fixtures/insecure/fires-plaintext-endpoint-one-cause.yaml";
 
-fn run(format: &str) -> String {
+/// `check --manifests` of the fixture in `format`: its stdout (exit 1 required).
+fn check(format: &str) -> String {
     let tmp = tempfile::tempdir().unwrap();
     let policy = tmp.path().join("policy.yaml");
     // The fixture's registries are listed: an empty allow-list allows nothing.
@@ -18,25 +19,29 @@ fn run(format: &str) -> String {
         "version: 1\nsettings: {allowedImageRegistries: [nvcr.io/nvidia, quay.io]}\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .args(["check", "--manifests"])
-        .arg(repo().join(FIXTURE))
-        .args(["--policy", policy.to_str().unwrap(), "--format", format])
-        .current_dir(tmp.path())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+    let fixture = repo().join(FIXTURE);
+    let r = run(
+        tmp.path(),
+        &[
+            "check",
+            "--manifests",
+            fixture.to_str().unwrap(),
+            "--policy",
+            policy.to_str().unwrap(),
+            "--format",
+            format,
+        ],
+        &[],
+        None,
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    r.stdout
 }
 
 #[test]
 fn related_locations_in_json_sarif_and_human() {
-    let report: serde_json::Value = serde_json::from_str(&run("json")).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("validator/schema/report.schema.json")).unwrap())
-            .unwrap();
-    let v = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = v.iter_errors(&report).map(|e| e.to_string()).collect();
+    let report = json(&check("json"));
+    let errors = schema_errors(&report, &report_schema());
     assert!(errors.is_empty(), "{errors:#?}");
     let findings = report["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "one cause, one finding: {findings:#?}");
@@ -45,7 +50,7 @@ fn related_locations_in_json_sarif_and_human() {
     assert_eq!(kinds, ["StatefulSet", "Pod", "Pod"]);
     assert!(related.iter().all(|r| r["source"]["line"].as_u64().is_some()));
 
-    let sarif: serde_json::Value = serde_json::from_str(&run("sarif")).unwrap();
+    let sarif = json(&check("sarif"));
     let result = &sarif["runs"][0]["results"][0];
     let locs = result["relatedLocations"].as_array().unwrap();
     assert_eq!(locs.len(), 3);
@@ -55,7 +60,7 @@ fn related_locations_in_json_sarif_and_human() {
         assert!(l["message"]["text"].as_str().unwrap().contains("http://"));
     }
 
-    let human = run("human");
+    let human = check("human");
     assert_eq!(human.matches("      also ").count(), 3, "{human}");
 }
 
@@ -68,31 +73,16 @@ fn a_helm_defaults_setting_is_reported_once_at_its_line() {
         &repo().join("validator/tests/stacks/fires-insecure-flag-helm-defaults"),
         tmp.path(),
     );
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .args(["check", "--file", "helmfile.yaml", "--offline", "--format", "json"])
-        .current_dir(tmp.path())
-        .env("PATH", support::path_with_tools())
-        .env("XDG_CACHE_HOME", tmp.path().join(".cache"))
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let schema: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(repo().join("validator/schema/report.schema.json")).unwrap())
-            .unwrap();
-    let errors: Vec<String> = jsonschema::validator_for(&schema)
-        .unwrap()
-        .iter_errors(&report)
-        .map(|e| e.to_string())
-        .collect();
+    let r = run_cached(
+        tmp.path(),
+        &["check", "--file", "helmfile.yaml", "--offline", "--format", "json"],
+    );
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let report = r.json();
+    let errors = schema_errors(&report, &report_schema());
     assert!(errors.is_empty(), "{errors:#?}");
     for rule in ["insecure-flag", "chart-version-pinned"] {
-        let mine: Vec<&serde_json::Value> = report["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["rule"] == rule)
-            .collect();
+        let mine = findings_of(&report, rule);
         assert_eq!(mine.len(), 1, "{rule}: {mine:#?}");
         assert_eq!(mine[0]["source"]["line"], 6, "{rule}: {mine:#?}");
         assert!(mine[0]["release"].is_null());

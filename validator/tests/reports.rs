@@ -9,7 +9,7 @@
 mod support;
 use std::path::Path;
 use support::repo;
-use support::run::{copy_of, json, run, Run};
+use support::run::{copy_of, json, report_schema, run, schema_errors, Run};
 
 const FORMATS: [&str; 6] = ["human", "json", "sarif", "junit", "github", "markdown"];
 
@@ -32,14 +32,6 @@ fn deployment(name: &str, image: &str) -> String {
     format!(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: apps}}\nspec:\n  template:\n    spec:\n      containers:\n        - {{name: web, image: \"{image}\"}}\n"
     )
-}
-
-fn schema_errors(report: &serde_json::Value, schema: &Path) -> Vec<String> {
-    let schema = json(&std::fs::read_to_string(schema).unwrap());
-    let v = jsonschema::validator_for(&schema).unwrap();
-    v.iter_errors(report)
-        .map(|e| format!("{e} at {}", e.instance_path()))
-        .collect()
 }
 
 /// Exit 2 used to write nothing and leave an existing --output file untouched, so a workflow
@@ -82,10 +74,7 @@ fn exit_2_writes_a_report_in_every_format_over_a_stale_one() {
             "json" => {
                 let v = json(&text);
                 assert!(v["errors"][0]["message"].as_str().unwrap().contains(cause), "{v}");
-                for schema in [
-                    repo().join("validator/schema/report.schema.json"),
-                    repo().join("../shared/design/report.schema.json"),
-                ] {
+                for schema in [report_schema(), repo().join("../shared/design/report.schema.json")] {
                     if schema.is_file() {
                         let errors = schema_errors(&v, &schema);
                         assert!(errors.is_empty(), "{}: {errors:#?}", schema.display());

@@ -9,7 +9,8 @@ use nvcf_validate::yaml;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::{path_with_tools, repo, tool};
+use support::run::{command, findings_of, finish};
+use support::{repo, tool};
 
 const ENVIRONMENTS: &[&str] = &["default", "split-cluster", "customer-issuer", "customer-secret"];
 const REMOTE_SELECTOR: &str = "name!=cert-manager,name!=openbao";
@@ -57,25 +58,17 @@ fn check(dir: &Path, objects: &[Value]) -> (Vec<Value>, String) {
         .collect();
     let file = dir.join("rendered.yaml");
     std::fs::write(&file, &text).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(dir)
-        .env("PATH", path_with_tools())
-        .args(["check", "--manifests"])
-        .arg(&file)
-        .arg("--policy")
-        .arg(policy(dir))
-        .args(["--format", "json"])
-        .output()
-        .unwrap();
-    let report: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|_| panic!("no JSON report: {}", String::from_utf8_lossy(&out.stderr)));
-    let found = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["rule"] == "schema-valid")
-        .cloned()
-        .collect();
+    let r = finish(
+        command(dir)
+            .args(["check", "--manifests"])
+            .arg(&file)
+            .arg("--policy")
+            .arg(policy(dir))
+            .args(["--format", "json"]),
+        None,
+    );
+    let report = r.report().unwrap_or_else(|| panic!("no JSON report: {}", r.stderr));
+    let found = findings_of(&report, "schema-valid").into_iter().cloned().collect();
     (found, text)
 }
 
@@ -162,24 +155,24 @@ fn missing_schemas_fail_closed_unless_the_rule_is_off() {
     let tmp = tempfile::tempdir().unwrap();
     let file = repo().join("validator/tests/fixtures/schema/fires-schema-valid-service-port-protocl.yaml");
     let run = |extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-            .current_dir(tmp.path())
-            .env("NVCF_SCHEMAS", tmp.path().join("none"))
-            .args(["check", "--manifests"])
-            .arg(&file)
-            .args(extra)
-            .output()
-            .unwrap()
+        finish(
+            command(tmp.path())
+                .env("NVCF_SCHEMAS", tmp.path().join("none"))
+                .args(["check", "--manifests"])
+                .arg(&file)
+                .args(extra),
+            None,
+        )
     };
-    let out = run(&[]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let r = run(&[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(
-        err.contains("no schemas for Kubernetes 1.35") && err.contains("./ci/setup"),
-        "{err}"
+        r.stderr.contains("no schemas for Kubernetes 1.35") && r.stderr.contains("./ci/setup"),
+        "{}",
+        r.stderr
     );
-    let out = run(&["-A", "schema-valid"]);
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = run(&["-A", "schema-valid"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
 }
 
 #[test]
@@ -190,14 +183,17 @@ fn an_unknown_kubernetes_version_is_exit_2_naming_the_installed_ones() {
         "version: 1\nsettings: {kubernetesVersion: v1.12}\n",
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(tmp.path())
-        .args(["check", "--manifests"])
-        .arg(repo().join("validator/tests/fixtures/schema/silent-schema-valid-core-kinds.yaml"))
-        .args(["--policy", "p.yaml"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("Kubernetes 1.12") && err.contains("1.35"), "{err}");
+    let r = finish(
+        command(tmp.path())
+            .args(["check", "--manifests"])
+            .arg(repo().join("validator/tests/fixtures/schema/silent-schema-valid-core-kinds.yaml"))
+            .args(["--policy", "p.yaml"]),
+        None,
+    );
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("Kubernetes 1.12") && r.stderr.contains("1.35"),
+        "{}",
+        r.stderr
+    );
 }

@@ -14,6 +14,7 @@ mod support;
 use base64::Engine;
 use std::path::Path;
 use std::process::Command;
+use support::run::{exact, finish, NOW};
 use support::{path_with_tools, tool};
 
 fn write(p: &Path, text: &str) {
@@ -31,7 +32,7 @@ fn environment(s: &Path) -> Vec<(&'static str, String)> {
         ("HTTPS_PROXY", "http://proxy.example.com:3128".into()),
         ("NO_PROXY", "localhost,.cluster.local".into()),
         ("LANG", "C.UTF-8".into()),
-        ("NVCF_VALIDATE_NOW", "2026-11-29T12:00:00Z".into()),
+        ("NVCF_VALIDATE_NOW", NOW.into()),
     ]
 }
 
@@ -117,28 +118,21 @@ fn reference(s: &Path) -> String {
     String::from_utf8(base64::engine::general_purpose::STANDARD.decode(b64).unwrap()).unwrap()
 }
 
+/// The gate with exactly the reference run's environment (`exact`, not `command`): the probe
+/// compares every variable, so the gate must start from the same ones and no others.
 fn check(s: &Path, extra: &[(&str, &str)]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(s)
-        .env_clear()
-        .envs(environment(s))
-        .envs(extra.iter().copied())
-        .args([
-            "check",
-            "--file",
-            "helmfile.yaml",
-            "--offline",
-            "--no-cache",
-            "--format",
-            "json",
-        ])
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let mut c = exact(s, environment(s));
+    c.envs(extra.iter().copied()).args([
+        "check",
+        "--file",
+        "helmfile.yaml",
+        "--offline",
+        "--no-cache",
+        "--format",
+        "json",
+    ]);
+    let r = finish(&mut c, None);
+    (r.code, r.stdout, r.stderr)
 }
 
 fn moving_tag(report: &str) -> bool {

@@ -11,9 +11,9 @@
 
 mod support;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::atomic::Ordering;
-use support::{copy_dir, path_with_tools, repo, tool};
+use support::run::{command, finish, run};
+use support::{copy_dir, repo};
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -30,7 +30,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 }
 
 struct Run {
-    code: Option<i32>,
+    code: i32,
     stderr: String,
     report: serde_json::Value,
     /// Files left in the directory the hooks write into, in HOME and in TMPDIR.
@@ -55,15 +55,10 @@ fn online(shape: &str, extra_env: &[(&str, &str)]) -> Run {
         std::fs::create_dir_all(d).unwrap();
     }
     let (socket, socket_n) = support::counting::unix_socket(work.path());
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.current_dir(&stack)
-        .args(["check", "--no-cache", "--format", "json", "--file", "."])
-        .env("PATH", path_with_tools())
+    let mut c = command(&stack);
+    c.args(["check", "--no-cache", "--format", "json", "--file", "."])
         .env("HOME", &home)
         .env("TMPDIR", &tmp)
-        .env("NVCF_VALIDATE_NOW", support::run::NOW)
-        .env("NVCF_HELM", tool("helm"))
-        .env("NVCF_HELMFILE", tool("helmfile"))
         .env("REALWORLD_OUTSIDE", &outside)
         .env("REALWORLD_SOCKET", &socket)
         .env("DOCKER_HOST", format!("unix://{}", socket.display()))
@@ -71,13 +66,13 @@ fn online(shape: &str, extra_env: &[(&str, &str)]) -> Run {
     for (k, v) in extra_env {
         c.env(k, v);
     }
-    let out = c.output().unwrap();
+    let out = finish(&mut c, None);
     std::thread::sleep(std::time::Duration::from_millis(50));
     let left = [&outside, &home, &tmp].iter().flat_map(|d| files_under(d)).collect();
     Run {
-        code: out.status.code(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        report: serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null),
+        code: out.code,
+        report: out.report().unwrap_or(serde_json::Value::Null),
+        stderr: out.stderr,
         left,
         socket_connections: socket_n.load(Ordering::SeqCst),
     }
@@ -123,7 +118,7 @@ fn hooks_and_exec_write_nothing_outside_online() {
 /// A sealed online run of a shape's `apps/app`: it exits 1, writes nothing outside the run,
 /// renders the release, and reports its hooks by their events.
 fn assert_confined(r: &Run, env: &[(&str, &str)]) {
-    assert_eq!(r.code, Some(1), "{env:?}: {}", r.stderr);
+    assert_eq!(r.code, 1, "{env:?}: {}", r.stderr);
     assert!(
         r.left.is_empty(),
         "{env:?}: online hooks or exec wrote outside the run: {:?}",
@@ -153,7 +148,7 @@ fn hooks_and_exec_reach_no_host_unix_socket_online() {
 #[test]
 fn a_kubectl_hook_is_refused_online_naming_release_line_and_fix() {
     let r = online("16-prepare-hook-kubectl", &[]);
-    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
     let first = r.stderr.lines().next().unwrap_or("");
     assert!(
         first.contains(
@@ -185,16 +180,13 @@ fn tcp_stays_open_online() {
         ),
     )
     .unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
-        .current_dir(&stack)
-        .args(["check", "--no-cache", "--format", "json", "--file", "."])
-        .env("PATH", path_with_tools())
-        .env("NVCF_VALIDATE_NOW", support::run::NOW)
-        .env("NVCF_HELM", tool("helm"))
-        .env("NVCF_HELMFILE", tool("helmfile"))
-        .output()
-        .unwrap();
+    let out = run(
+        &stack,
+        &["check", "--no-cache", "--format", "json", "--file", "."],
+        &[],
+        None,
+    );
     std::thread::sleep(std::time::Duration::from_millis(50));
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.code, 0, "{}", out.stderr);
     assert!(tcp_n.load(Ordering::SeqCst) >= 1, "no TCP connection arrived online");
 }

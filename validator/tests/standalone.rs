@@ -4,10 +4,10 @@
 //! machine), and `$NVCF_SCHEMAS` still overrides the built-in schemas.
 
 mod support;
-use support::{copy_dir, path_with_tools, repo};
+use support::run::{command, command_of, finish, run_cached, BIN};
+use support::{copy_dir, repo};
 
 use std::path::Path;
-use std::process::Command;
 
 /// The stack's files, as an operator's checkout of it would hold them (no .tools, no ci/).
 fn copy_stack(to: &Path) {
@@ -25,7 +25,7 @@ fn a_copied_binary_validates_a_copied_stack_without_tools_dir() {
     let stack = tempfile::tempdir().unwrap();
     let cache = tempfile::tempdir().unwrap();
     let exe = bin_dir.path().join("nvcf-validate");
-    std::fs::copy(env!("CARGO_BIN_EXE_nvcf-validate"), &exe).unwrap();
+    std::fs::copy(BIN, &exe).unwrap();
     copy_stack(stack.path());
     for dir in [bin_dir.path(), stack.path()] {
         assert!(
@@ -34,24 +34,23 @@ fn a_copied_binary_validates_a_copied_stack_without_tools_dir() {
             dir.display()
         );
     }
+    // The copy, not the built binary: nothing of the build (its path, a .tools above it) helps.
     let run = |schemas: Option<&Path>| {
-        let mut c = Command::new(&exe);
-        c.current_dir(stack.path())
-            .args(["check", "--file", "helmfile.yaml", "--offline", "--format", "json"])
-            .env("PATH", path_with_tools())
+        let mut c = command_of(&exe, stack.path());
+        c.args(["check", "--file", "helmfile.yaml", "--offline", "--format", "json"])
             .env("XDG_CACHE_HOME", cache.path())
-            .env_remove("NVCF_HELM")
-            .env_remove("NVCF_HELMFILE");
+            // As an operator runs it: the real clock (the repository's stack, whose example
+            // certificates are judged valid today).
+            .env_remove("NVCF_VALIDATE_NOW");
         match schemas {
             Some(s) => c.env("NVCF_SCHEMAS", s),
             None => c.env_remove("NVCF_SCHEMAS"),
         };
-        c.output().unwrap()
+        finish(&mut c, None)
     };
     let out = run(None);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let report = out.report().expect("a JSON report");
     assert_eq!(report["summary"]["errors"], 0, "{report:#}");
     assert_eq!(report["environments"].as_array().map(Vec::len), Some(4));
     let text = report.to_string();
@@ -67,8 +66,8 @@ fn a_copied_binary_validates_a_copied_stack_without_tools_dir() {
     // The override still wins: an empty schema directory is exit 2 naming it.
     let empty = tempfile::tempdir().unwrap();
     let out = run(Some(empty.path()));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let stderr = out.stderr;
+    assert_eq!(out.code, 2, "{stderr}");
     assert!(
         stderr.contains("no schemas for Kubernetes 1.35") && stderr.contains("overridden by $NVCF_SCHEMAS"),
         "{stderr}"
@@ -76,21 +75,12 @@ fn a_copied_binary_validates_a_copied_stack_without_tools_dir() {
 }
 
 fn check_with(dir: &Path, env: &[(&str, &Path)]) -> (i32, String) {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    c.current_dir(dir)
-        .args(["check", "--file", "helmfile.yaml", "--offline", "--no-cache"])
-        .env("PATH", path_with_tools())
+    let mut c = command(dir);
+    c.args(["check", "--file", "helmfile.yaml", "--offline", "--no-cache"])
         .env("XDG_CACHE_HOME", dir.join(".cache"))
-        .env_remove("NVCF_HELM")
-        .env_remove("NVCF_HELMFILE");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    let out = c.output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+        .envs(env.iter().copied());
+    let r = finish(&mut c, None);
+    (r.code, r.stderr)
 }
 
 /// An operator with Helm 4 and the pinned helmfile 0.166 but without the front: helmfile would
@@ -131,18 +121,12 @@ fn a_state_needing_a_newer_helmfile_names_both_versions() {
         "releases:\n  - name: app\n    namespace: apps\n    chart: ./charts/app\n    labels:\n      team: {{ notInHelmfile0 \"x\" }}\n",
     )
     .unwrap();
-    let mut c = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"));
-    let out = c
-        .current_dir(stack.path())
-        .args(["check", "--file", "helmfile.yaml.gotmpl", "--offline", "--no-cache"])
-        .env("PATH", path_with_tools())
-        .env("XDG_CACHE_HOME", stack.path().join(".cache"))
-        .env_remove("NVCF_HELM")
-        .env_remove("NVCF_HELMFILE")
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let out = run_cached(
+        stack.path(),
+        &["check", "--file", "helmfile.yaml.gotmpl", "--offline", "--no-cache"],
+    );
+    let err = out.stderr;
+    assert_eq!(out.code, 2, "{err}");
     for want in [
         "template function `notInHelmfile0`",
         "helmfile 0.166.0 does not define",

@@ -3,10 +3,10 @@
 //! → Gateway listener → route → Service → router) and the trust bundle → worker profile.
 
 use super::model::{Edge, EdgeKind, Node, NodeKind, NodeObject};
+use crate::graph::volumes::volume_secrets;
 use crate::graph::{Graph, Object};
 use crate::router::{self, RouterWorkload};
 use crate::rules::pki::bundles::{is_bundle_configmap, profile};
-use crate::rules::pki::mounts::volume_secrets;
 use crate::rules::pki::{FP_ANNOTATION, ROLE_CONFIGMAP, WORKER_PROFILE};
 use crate::rules::routes::backend::{backend_refs, resolve, Backend};
 use crate::rules::routes::gateway::{attach, listeners, parent_refs, pattern_matches, Attach};
@@ -285,7 +285,7 @@ fn workloads(g: &Graph, routers: &[RouterWorkload<'_>], b: &mut Builder) {
         // workloads: only Secrets the picture already holds (TLS material).
         let mut mounted = Vec::new();
         for v in vols {
-            for (s, _) in volume_secrets(v) {
+            for s in volume_secrets(v).into_iter().map(|s| s.name) {
                 let known = b
                     .index
                     .contains_key(&Key::Obj("Secret".into(), Some(ns.clone()), s.to_string()));

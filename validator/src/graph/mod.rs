@@ -4,6 +4,7 @@
 
 pub mod kinds;
 pub mod services;
+pub mod volumes;
 
 use serde_json::Value;
 use std::collections::BTreeMap;

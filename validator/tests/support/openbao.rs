@@ -59,7 +59,8 @@ pub struct TestCa {
 }
 
 pub fn ca_init(dir: &Path) -> TestCa {
-    let o = Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+    // `ca init` runs no tool and reads no clock variable: the caller's environment as it is.
+    let o = Command::new(super::run::BIN)
         .args(["ca", "init", "--out"])
         .arg(dir)
         .output()

@@ -273,9 +273,10 @@ pub fn closed_port() -> u16 {
     port
 }
 
-/// Run `nvcf-validate probe <proto> ADDR --server-name NAME --bundle FILE [extra...]`.
+/// Run `nvcf-validate probe <proto> ADDR --server-name NAME --bundle FILE [extra...]` (it runs
+/// no tool and reads no clock variable: the caller's environment as it is).
 pub fn probe(proto: &str, addr: &str, name: &str, bundle: &Path, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_nvcf-validate"))
+    Command::new(super::run::BIN)
         .args(["probe", proto, addr, "--server-name", name, "--bundle"])
         .arg(bundle)
         .args(extra)

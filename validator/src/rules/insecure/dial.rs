@@ -15,7 +15,8 @@ pub(super) struct Dial {
 }
 
 /// `http://host[:port][/…]` or scheme-less `host:port` (a DNS name or IP followed by a numeric
-/// port, nothing else). Anything else (https://, other schemes, paths, words) is `None`.
+/// port, nothing else). Anything else (https://, other schemes, paths, words, a URL without a
+/// host) is `None`.
 pub(super) fn parse_dial(v: &str) -> Option<Dial> {
     let t = v.trim();
     let (rest, http) = if is_http(t) {
@@ -33,6 +34,10 @@ pub(super) fn parse_dial(v: &str) -> Option<Dial> {
     } else {
         match authority.rsplit_once(':') {
             Some((h, p)) if !h.contains(':') => (h, Some(p)),
+            // An IPv6 address without brackets: after http://, Go's net/url takes the last group
+            // for the port (`http://fd00::5:8200` dials [fd00::5]:8200) and the rest for the host;
+            // without a scheme no client dials it (`too many colons in address`).
+            Some((h, p)) if http && h.parse::<std::net::IpAddr>().is_ok() => (h, Some(p)),
             Some(_) => return None,
             None => (authority, None),
         }
@@ -41,7 +46,9 @@ pub(super) fn parse_dial(v: &str) -> Option<Dial> {
         Some(p) => Some(p.parse::<u16>().ok()?),
         None => None,
     };
-    if host.is_empty() || !host.chars().all(|c| c.is_ascii_alphanumeric() || ".-_:$()".contains(c)) {
+    // A name, an address, or a variable reference still to be expanded (`$(HOST)`, `${HOST}`).
+    let host_char = |c: char| c.is_ascii_alphanumeric() || ".-_:$(){}".contains(c);
+    if host.is_empty() || !host.chars().all(host_char) {
         return None;
     }
     if !http && (port.is_none() || rest.len() != authority.len()) {

@@ -351,6 +351,12 @@ fn is_openbao(r: &Release) -> bool {
 #[cfg(test)]
 mod config_tests;
 #[cfg(test)]
+mod dial_tests;
+#[cfg(test)]
+mod mod_tests;
+#[cfg(test)]
+mod server_tests;
+#[cfg(test)]
 mod source_tests;
 #[cfg(test)]
 mod value_tests;

@@ -137,11 +137,20 @@ fn json_listeners(v: &Value) -> Vec<Listener> {
 /// Whether `text` configures a listener that serves plaintext beyond the pod
 /// (`Listener::plaintext_on_network`). Server configuration is parsed; text that is not HCL/JSON
 /// at all (a script, a template fragment) falls back to a line scan for `tls_disable`, so nothing
-/// unparseable passes silently.
+/// unparseable passes silently. Configuration of another format (YAML, TOML, INI) that names no
+/// listener configures none: its `tls_disable` is a client's switch, which insecure-flag reports.
 pub(super) fn disables_tls(text: &str) -> bool {
     match listeners(text) {
         Some(ls) => ls.iter().any(Listener::plaintext_on_network),
         None if hcl::parse(text).is_ok() || serde_json::from_str::<Value>(text).is_ok() => false,
+        None if !text.contains("listener")
+            && matches!(
+                crate::config_files::read("", text),
+                crate::config_files::Content::Config(..)
+            ) =>
+        {
+            false
+        }
         None => config_assignments(text, "tls_disable")
             .iter()
             .any(|(_, v)| truthy_str(v)),

@@ -50,19 +50,12 @@ fn configmaps_used(w: &Object) -> Vec<&str> {
         .into_iter()
         .flat_map(|spec| spec.get("volumes").and_then(Value::as_array).into_iter().flatten())
     {
-        if let Some(n) = v.pointer("/configMap/name").and_then(Value::as_str) {
-            out.push(n);
-        }
-        for s in v
-            .pointer("/projected/sources")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            if let Some(n) = s.pointer("/configMap/name").and_then(Value::as_str) {
-                out.push(n);
-            }
-        }
+        let sources = crate::graph::volumes::volume_sources(v).into_iter();
+        out.extend(
+            sources
+                .filter(|s| s.kind == crate::graph::volumes::SourceKind::ConfigMap)
+                .map(|s| s.name),
+        );
     }
     for (_, c) in w.containers() {
         for e in c.get("envFrom").and_then(Value::as_array).into_iter().flatten() {

@@ -33,7 +33,7 @@ pub(super) fn guarded(g: &Graph, routers: &[RouterWorkload<'_>]) -> Vec<Guarded>
         }
     };
     for r in routers {
-        if let Some(s) = router_tls_secret(r) {
+        if let Some(s) = router_tls_secret(g, r) {
             push(
                 ns_of(r.obj),
                 &s,

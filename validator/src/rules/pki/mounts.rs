@@ -1,104 +1,37 @@
-//! Volume mounts and the Secrets behind them, shared by the SAN, reload and path rules.
+//! Volume mounts and the Secrets behind them, shared by the SAN, reload and path rules. Which
+//! source writes the file a container sees at a path is a fact about pods
+//! (`crate::graph::volumes`, kubelet semantics: subPath, items, projected sources); this file asks
+//! it with the keys the graph rendered.
 
 use super::*;
+pub(super) use crate::graph::volumes::{
+    mounted_at, sources_at, sub_path, volume_secrets, MountedPath, SourceKind, VolumeSource,
+};
 
-pub(super) struct Mount<'a> {
-    pub(super) mount: &'a Value,
-    pub(super) volume: Option<&'a Value>,
-    pub(super) mount_path: String,
-    /// Path of the file relative to the mount (empty when the path is the mount itself).
-    pub(super) rel: String,
+/// Whether a Secret or ConfigMap (in `ns`) has a key, as far as the graph rendered it.
+pub(crate) fn rendered_keys<'g>(
+    g: &'g Graph,
+    ns: Option<&'g str>,
+) -> impl Fn(&VolumeSource<'_>, &str) -> Option<bool> + 'g {
+    move |s, k| g.source_has_key(ns, s, k)
 }
 
-impl Mount<'_> {
-    pub(super) fn volume_name(&self) -> &str {
-        self.mount.get("name").and_then(Value::as_str).unwrap_or("?")
-    }
-
-    pub(super) fn sub_path(&self) -> Option<&str> {
-        self.mount
-            .get("subPath")
-            .or_else(|| self.mount.get("subPathExpr"))
-            .and_then(Value::as_str)
-            .filter(|s| !s.is_empty())
-    }
+/// The Secret and key whose content a container sees at mounted path `m` (None: no Secret
+/// writes that file).
+pub(super) fn secret_file(g: &Graph, obj: &Object, m: &MountedPath) -> Option<(String, String)> {
+    let h = m.file(&rendered_keys(g, obj.namespace.as_deref()))?;
+    (h.source.kind == SourceKind::Secret).then(|| (h.source.name.to_string(), h.key))
 }
 
-/// The mount of `container` that holds `path` (longest mountPath wins).
-pub(super) fn mount_for<'a>(pod: &'a Value, container: &'a Value, path: &str) -> Option<Mount<'a>> {
-    let mut best: Option<Mount<'a>> = None;
-    for m in items(container, "/volumeMounts") {
-        let Some(mp) = m.get("mountPath").and_then(Value::as_str) else {
-            continue;
-        };
-        let mp = mp.trim_end_matches('/');
-        let rel = if path == mp {
-            String::new()
-        } else if let Some(r) = path.strip_prefix(mp).and_then(|r| r.strip_prefix('/')) {
-            r.to_string()
-        } else {
-            continue;
-        };
-        if best.as_ref().is_some_and(|b| b.mount_path.len() >= mp.len()) {
-            continue;
-        }
-        let name = m.get("name").and_then(Value::as_str).unwrap_or("");
-        let volume = items(pod, "/volumes").find(|v| v.get("name").and_then(Value::as_str) == Some(name));
-        best = Some(Mount {
-            mount: m,
-            volume,
-            mount_path: mp.to_string(),
-            rel,
-        });
-    }
-    best
-}
-
-/// `(secret name, items)` of every Secret a volume projects.
-pub(crate) fn volume_secrets(vol: &Value) -> Vec<(&str, Option<&Vec<Value>>)> {
-    let mut out = Vec::new();
-    if let Some(name) = str_at(vol, "/secret/secretName") {
-        out.push((name, vol.pointer("/secret/items").and_then(Value::as_array)));
-    }
-    for src in items(vol, "/projected/sources") {
-        if let Some(name) = str_at(src, "/secret/name") {
-            out.push((name, src.pointer("/secret/items").and_then(Value::as_array)));
-        }
-    }
-    out
-}
-
-/// The Secret and key whose content appears at `rel` inside a volume.
-pub(super) fn secret_key_at(vol: &Value, rel: &str) -> Option<(String, String)> {
-    for (secret, its) in volume_secrets(vol) {
-        match its {
-            Some(its) => {
-                if let Some(it) = its.iter().find(|i| i.get("path").and_then(Value::as_str) == Some(rel)) {
-                    return Some((secret.to_string(), it.get("key").and_then(Value::as_str)?.to_string()));
-                }
-            }
-            None if !rel.contains('/') && !rel.is_empty() => return Some((secret.to_string(), rel.to_string())),
-            None => {}
-        }
-    }
-    None
-}
-
-/// The Secret the router's certificate comes from: the Secret behind `--tls-cert-path`.
-pub(super) fn router_tls_secret(r: &RouterWorkload) -> Option<String> {
+/// The Secret the router's certificate comes from: the Secret behind `--tls-cert-path` (through
+/// subPath and items), else the first Secret of the volume that holds the path.
+pub(super) fn router_tls_secret(g: &Graph, r: &RouterWorkload) -> Option<String> {
     let pod = r.obj.pod_spec_of(r.container)?;
     let path = r.flag(F_CERT).filter(|p| !p.is_empty())?;
-    let m = mount_for(pod, r.container, path)?;
-    let vol = m.volume?;
-    // A subPath mount shows the volume from that path down: the file lies at subPath/rel in it.
-    let rel = match m.sub_path() {
-        Some(sp) if m.rel.is_empty() => sp.to_string(),
-        Some(sp) => format!("{}/{}", sp.trim_end_matches('/'), m.rel),
-        None => m.rel.clone(),
-    };
-    secret_key_at(vol, &rel)
+    let m = mounted_at(pod, r.container, path)?;
+    secret_file(g, r.obj, &m)
         .map(|(s, _)| s)
-        .or_else(|| volume_secrets(vol).first().map(|(s, _)| s.to_string()))
+        .or_else(|| volume_secrets(m.volume?).first().map(|s| s.name.to_string()))
 }
 
 /// Secrets whose content is renewed TLS material, per namespace: written by a Certificate, or of
@@ -131,7 +64,7 @@ mod tests {
         let g = crate::testkit::graph("e", &yaml);
         let rs = crate::router::routers(&g);
         assert_eq!(rs.len(), 1);
-        router_tls_secret(&rs[0])
+        router_tls_secret(&g, &rs[0])
     }
 
     /// A projected volume: Secret `other` (ca.crt only) first, then `cert` with `cert_items`.
@@ -175,17 +108,6 @@ mod tests {
             tls_secret_of("/etc/tls/tls.crt", mounts, volumes).as_deref(),
             Some("router-tls")
         );
-    }
-
-    #[test]
-    fn a_secret_without_items_holds_top_level_keys_only() {
-        let vol: Value = serde_json::json!({"secret": {"secretName": "router-tls"}});
-        assert_eq!(
-            secret_key_at(&vol, "tls.crt"),
-            Some(("router-tls".to_string(), "tls.crt".to_string()))
-        );
-        assert_eq!(secret_key_at(&vol, "certs/tls.crt"), None);
-        assert_eq!(secret_key_at(&vol, ""), None);
     }
 
     #[test]

@@ -15,40 +15,54 @@ pub(super) fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
         }
         let mut tls = tls_by_ns.get(ns_of(obj)).cloned().unwrap_or_default();
         let mine: Vec<&RouterWorkload> = all_routers.iter().filter(|r| std::ptr::eq(r.obj, obj)).collect();
-        tls.extend(mine.iter().filter_map(|r| router_tls_secret(r)));
+        tls.extend(mine.iter().filter_map(|r| router_tls_secret(g, r)));
         if tls.is_empty() {
             continue;
         }
-        // A container's volumes are its own pod spec's (an object may hold several).
-        let vol_tls = |pod: &Value, name: &str| -> Option<String> {
-            let v = items(pod, "/volumes").find(|v| v.get("name").and_then(Value::as_str) == Some(name))?;
-            volume_secrets(v)
-                .into_iter()
-                .map(|(s, _)| s)
-                .find(|s| tls.contains(*s))
-                .map(str::to_string)
-        };
+        let keys = rendered_keys(g, obj.namespace.as_deref());
         let mut uses_tls = false;
         for (_, c) in obj.containers() {
             let cname = c.get("name").and_then(Value::as_str).unwrap_or("?");
+            // A container's volumes are its own pod spec's (an object may hold several).
             let Some(pod) = obj.pod_spec_of(c) else { continue };
             for m in items(c, "/volumeMounts") {
                 let vname = m.get("name").and_then(Value::as_str).unwrap_or("");
-                let Some(secret) = vol_tls(pod, vname) else { continue };
+                let Some(vol) = items(pod, "/volumes").find(|v| v.get("name").and_then(Value::as_str) == Some(vname))
+                else {
+                    continue;
+                };
+                let mut in_vol = volume_secrets(vol)
+                    .into_iter()
+                    .map(|s| s.name)
+                    .filter(|s| tls.contains(*s));
+                let Some(first) = in_vol.next() else { continue };
                 uses_tls = true;
-                let sub = m
-                    .get("subPath")
-                    .or_else(|| m.get("subPathExpr"))
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty());
-                if let Some(sp) = sub {
-                    out.push(Finding::object_at(RELOAD, obj, &format!("subPath: {sp}"), format!(
-                        "container {cname} of {} mounts the TLS Secret {secret} (volume {vname}) with subPath {sp}: subPath \
-                         mounts never receive updates, so the renewed certificate never reaches the process; mount the whole \
-                         volume as a directory and point the path flags into it",
-                        obj.display()
-                    )));
-                }
+                let Some(sp) = sub_path(m) else { continue };
+                // What the subPath shows: the file or directory of the volume there. Another
+                // source's file (a config file of the same projected volume) is no TLS material;
+                // a subPathExpr, or a path no source writes, is judged by the whole volume.
+                let behind = if sp.contains("$(") {
+                    Vec::new()
+                } else {
+                    sources_at(vol, sp, &keys)
+                };
+                let secret = if behind.is_empty() {
+                    first
+                } else {
+                    let Some(s) = behind
+                        .iter()
+                        .find(|s| s.kind == SourceKind::Secret && tls.contains(s.name))
+                    else {
+                        continue;
+                    };
+                    s.name
+                };
+                out.push(Finding::object_at(RELOAD, obj, &format!("subPath: {sp}"), format!(
+                    "container {cname} of {} mounts the TLS Secret {secret} (volume {vname}) with subPath {sp}: subPath \
+                     mounts never receive updates, so the renewed certificate never reaches the process; mount the whole \
+                     volume as a directory and point the path flags into it",
+                    obj.display()
+                )));
             }
             for e in items(c, "/env") {
                 let Some(secret) = str_at(e, "/valueFrom/secretKeyRef/name").filter(|s| tls.contains(*s)) else {
@@ -85,10 +99,11 @@ pub(super) fn check_reloadable(ctx: &Ctx) -> Vec<Finding> {
             let Some(pod) = obj.pod_spec_of(r.container) else {
                 continue;
             };
-            let (Some(cm), Some(km)) = (mount_for(pod, r.container, cp), mount_for(pod, r.container, kp)) else {
+            let (Some(cm), Some(km)) = (mounted_at(pod, r.container, cp), mounted_at(pod, r.container, kp)) else {
                 continue;
             };
-            let key_of = |m: &Mount| m.volume.and_then(|v| secret_key_at(v, &m.rel)).map(|(s, _)| s);
+            // The Secret each file comes from, through subPath and items.
+            let key_of = |m: &MountedPath| secret_file(g, obj, m).map(|(s, _)| s);
             let (cs, ks) = (key_of(&cm), key_of(&km));
             if cm.volume_name() != km.volume_name() {
                 out.push(Finding::object_at(RELOAD, obj, F_KEY, format!(
@@ -174,6 +189,8 @@ mod tests {
                 1,
                 "from volume tls-crt and --tls-key-path from volume tls-key",
             ),
+            // A directory by subPath: the pair is read at certs/… of the volume, behind it.
+            ("fires-tls-mount-reloadable-subpath-directory", 2, "with subPath certs"),
         ];
         for (name, n, want) in cases {
             let f = run(RELOAD, &fixture(name));
@@ -185,6 +202,41 @@ mod tests {
             .replace("metadata:\n  name: request-router\n", "metadata:\n  name: request-router\n  annotations:\n    secret.reloader.stakater.com/reload: request-router-tls\n");
         let f = run(RELOAD, &text);
         assert_eq!(f.len(), 1, "{}", messages(&f));
+    }
+
+    /// A subPath is judged by what it shows: a TLS Secret's file (the pair split across two
+    /// Secrets of one projected volume, each file mounted by subPath), another source's file
+    /// (silent), or what the gate cannot expand (`subPathExpr`: the volume's TLS Secret).
+    #[test]
+    fn a_sub_path_shows_the_file_of_the_source_that_writes_it() {
+        let base = fixture("silent-tls-mount-reloadable-subpath-config-file");
+        assert!(run(RELOAD, &base).is_empty(), "{}", messages(&run(RELOAD, &base)));
+        let split = base
+            .replace(
+                "              mountPath: /etc/stargate/tls\n              readOnly: true\n",
+                "              mountPath: /etc/stargate/tls/certs/tls.crt\n              subPath: certs/tls.crt\n            - name: tls\n              mountPath: /etc/stargate/tls/certs/tls.key\n              subPath: certs/tls.key\n",
+            )
+            .replace(
+                "items: [{key: tls.crt, path: certs/tls.crt}, {key: tls.key, path: certs/tls.key}]",
+                "items: [{key: tls.crt, path: certs/tls.crt}]\n              - secret:\n                  name: other-key\n                  items: [{key: tls.key, path: certs/tls.key}]",
+            );
+        let f = run(RELOAD, &split);
+        let all = messages(&f);
+        assert_eq!(f.len(), 2, "{all}");
+        assert!(all.contains("with subPath certs/tls.crt"), "{all}");
+        assert!(
+            all.contains("takes the certificate from Secret request-router-tls and the key from Secret other-key"),
+            "{all}"
+        );
+        let expr = base.replace("subPath: stargate.yaml", "subPathExpr: $(POD_NAME)");
+        let f = run(RELOAD, &expr);
+        assert_eq!(f.len(), 1, "{}", messages(&f));
+        assert!(
+            f[0].message
+                .contains("request-router-tls (volume tls) with subPath $(POD_NAME)"),
+            "{}",
+            f[0].message
+        );
     }
 
     /// Reloader's auto mode restarts a workload on a change of any Secret it uses: only when it is

@@ -42,7 +42,7 @@ pub(super) fn check_paths(ctx: &Ctx) -> Vec<Finding> {
             (F_CERT, cert.unwrap_or(""), "tls.crt"),
             (F_KEY, key.unwrap_or(""), "tls.key"),
         ] {
-            let Some(m) = mount_for(pod, r.container, path) else {
+            let Some(m) = mounted_at(pod, r.container, path) else {
                 out.push(Finding::object_at(
                     PATHS,
                     obj,
@@ -55,7 +55,7 @@ pub(super) fn check_paths(ctx: &Ctx) -> Vec<Finding> {
                 ));
                 continue;
             };
-            let Some(vol) = m.volume.filter(|v| !volume_secrets(v).is_empty()) else {
+            if m.volume.is_none_or(|v| volume_secrets(v).is_empty()) {
                 let kind = m
                     .volume
                     .and_then(|v| v.as_object())
@@ -69,11 +69,11 @@ pub(super) fn check_paths(ctx: &Ctx) -> Vec<Finding> {
                     m.mount_path
                 )));
                 continue;
-            };
+            }
             if m.sub_path().is_some() {
                 continue; // tls-mount-reloadable reports subPath mounts
             }
-            match secret_key_at(vol, &m.rel) {
+            match secret_file(g, obj, &m) {
                 None => out.push(Finding::object_at(PATHS, obj, flag, format!(
                     "{flag}={path} of {} names {} inside volume {} (mounted at {}), but the volume projects no such file; \
                      point {flag} at {}/{want}",

@@ -105,19 +105,9 @@ pub(super) fn tls_secret_resolves(ctx: &Ctx) -> Vec<Finding> {
         for pod in obj.pod_specs() {
             for vol in items(pod, "/volumes") {
                 let vname = vol.get("name").and_then(Value::as_str).unwrap_or("?");
-                let mut refs: Vec<(&str, bool)> = Vec::new();
-                if let Some(s) = vol.pointer("/secret") {
-                    if let Some(n) = s.get("secretName").and_then(Value::as_str) {
-                        refs.push((n, s.get("optional").and_then(Value::as_bool).unwrap_or(false)));
-                    }
-                }
-                for src in items(vol, "/projected/sources") {
-                    if let Some(s) = src.get("secret") {
-                        if let Some(n) = s.get("name").and_then(Value::as_str) {
-                            refs.push((n, s.get("optional").and_then(Value::as_bool).unwrap_or(false)));
-                        }
-                    }
-                }
+                let refs = crate::graph::volumes::volume_secrets(vol)
+                    .into_iter()
+                    .map(|s| (s.name, s.optional));
                 for (name, optional) in refs {
                     if optional || producer(g, ns_of(obj), name).is_some() {
                         continue;

@@ -29,7 +29,7 @@ pub(super) fn check_advertised(g: &Graph, r: &RouterWorkload) -> Vec<Finding> {
             ),
         )];
     }
-    let Some(secret) = router_tls_secret(r) else {
+    let Some(secret) = router_tls_secret(g, r) else {
         return Vec::new();
     };
     let Some(id) = identity(g, ns, &secret) else {

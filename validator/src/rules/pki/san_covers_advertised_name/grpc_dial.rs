@@ -47,7 +47,7 @@ pub(super) fn check_grpc_dial(
             )]
         }
         Terminator::Router => {
-            let Some(secret) = router_tls_secret(r) else {
+            let Some(secret) = router_tls_secret(g, r) else {
                 return Vec::new();
             };
             let Some(id) = identity(g, ns_of(r.obj), &secret) else {

@@ -126,7 +126,7 @@ pub(super) fn check_token(ctx: &Ctx) -> Vec<Finding> {
                 };
                 for cmd in &cmds {
                     for (what, value) in script_tokens(cmd) {
-                        let Some(src) = script_value_source(obj, c, &value) else {
+                        let Some(src) = script_value_source(ctx.graph, obj, c, &value) else {
                             continue;
                         };
                         let how = src.describe();

@@ -7,7 +7,7 @@ use super::*;
 /// volume (`$(cat /secret/token)`, `$(< …)`, `@/secret/token`), a Secret variable
 /// (`$ROOT_TOKEN` from a `secretKeyRef`), or a literal. A token produced at run time (`$(bao write
 /// -field=token auth/kubernetes/login …)`) or read from anything else is not a static token.
-pub(super) fn script_value_source(obj: &Object, c: &Value, value: &str) -> Option<Source> {
+pub(super) fn script_value_source(g: &Graph, obj: &Object, c: &Value, value: &str) -> Option<Source> {
     let v = value.trim();
     if v.is_empty() || v == "-" {
         return None;
@@ -24,7 +24,7 @@ pub(super) fn script_value_source(obj: &Object, c: &Value, value: &str) -> Optio
                 None => path,
             },
         };
-        let (secret, opt) = secret_volume(obj, c, path)?;
+        let (secret, opt) = secret_volume(g, obj, c, path)?;
         Some(Source::SecretFile(secret, path.to_string(), opt))
     };
     if let Some(inner) = v

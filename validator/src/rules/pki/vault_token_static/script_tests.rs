@@ -85,7 +85,7 @@ fn a_path_is_traced_to_the_volume_mounted_at_it_or_above_it() {
     );
     let obj = &g.objects[0];
     let c = obj.at("/spec/containers/0").unwrap();
-    let vol = |p: &str| super::sources::secret_volume(obj, c, p);
+    let vol = |p: &str| super::sources::secret_volume(&g, obj, c, p);
     assert_eq!(vol("/var/run/token"), Some(("bao-token".to_string(), false)));
     assert_eq!(vol("/etc/other/x"), Some(("other".to_string(), true)));
     assert_eq!(vol("/var/run/bao/token"), Some(("bao-dir".to_string(), false)));
@@ -105,4 +105,21 @@ fn variable_references_name_whole_variable_names_only() {
     assert_eq!(variable("${}"), None);
     assert_eq!(variable("$a.b"), None);
     assert_eq!(variable("BAO_TOKEN"), None);
+}
+
+/// A token file behind `subPath` and `items` is traced to the Secret the kubelet writes there,
+/// with that Secret's `optional`: the required root token of a projected volume whose first source
+/// is an optional bootstrap Secret is an error; the ServiceAccount token beside them is no Secret.
+#[test]
+fn a_file_behind_sub_path_and_items_is_traced_to_the_secret_that_writes_it() {
+    let f = run(TOKEN, &fixture("fires-vault-token-static-script-subpath-items"));
+    let all = messages(&f);
+    assert_eq!(f.len(), 2, "{all}");
+    assert!(
+        f.iter()
+            .all(|f| f.unwaivable && f.severity.is_none() && f.message.contains("Secret `openbao-root-token`")),
+        "{all}"
+    );
+    let f = run(TOKEN, &fixture("silent-vault-token-static-script-subpath-items"));
+    assert!(f.is_empty(), "{}", messages(&f));
 }

@@ -103,33 +103,13 @@ pub(super) fn token_sources(g: &Graph, obj: &Object, c: &Value) -> Vec<(String, 
     out
 }
 
-/// The Secret volume that holds `path` in a container (the longest mount path that contains
-/// it): (Secret name, optional).
-pub(super) fn secret_volume(obj: &Object, c: &Value, path: &str) -> Option<(String, bool)> {
-    let mount = c
-        .get("volumeMounts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(|m| Some((m.get("mountPath")?.as_str()?, m.get("name")?.as_str()?)))
-        .filter(|(mp, _)| {
-            let mp = mp.trim_end_matches('/');
-            path == mp || path.strip_prefix(mp).is_some_and(|r| r.starts_with('/'))
-        })
-        .max_by_key(|(mp, _)| mp.len())?;
-    let vol = obj
-        .pod_spec_of(c)?
-        .get("volumes")?
-        .as_array()?
-        .iter()
-        .find(|v| v.get("name").and_then(Value::as_str) == Some(mount.1))?;
-    if let Some(s) = vol.get("secret") {
-        return Some((s.get("secretName")?.as_str()?.to_string(), optional(s)));
-    }
-    vol.pointer("/projected/sources")?.as_array()?.iter().find_map(|src| {
-        let s = src.get("secret")?;
-        Some((s.get("name")?.as_str()?.to_string(), optional(s)))
-    })
+/// The Secret whose file a container sees at `path`, as the kubelet lays it out (subPath, items,
+/// projected sources: `crate::graph::volumes`): (Secret name, optional). None when no Secret
+/// writes that file (a ServiceAccount token, a ConfigMap, a path nothing projects).
+pub(super) fn secret_volume(g: &Graph, obj: &Object, c: &Value, path: &str) -> Option<(String, bool)> {
+    let m = crate::graph::volumes::mounted_at(obj.pod_spec_of(c)?, c, path)?;
+    let h = m.file(&crate::rules::pki::mounts::rendered_keys(g, obj.namespace.as_deref()))?;
+    (h.source.kind == crate::graph::volumes::SourceKind::Secret).then(|| (h.source.name.to_string(), h.source.optional))
 }
 
 /// A literal `value` of one of the container's variables, for `$NAME` in a path.
