@@ -10,10 +10,11 @@
 //! - a projected `serviceAccountToken`, `downwardAPI` item or `clusterTrustBundle`: a file at its
 //!   `path`.
 //!
-//! The API server refuses two listed paths that collide in one projected volume, so a listed
-//! path names its source; a Secret or ConfigMap without `items` holds a top-level name only if it
-//! has that key, which the graph knows only for Secrets and ConfigMaps it rendered
-//! ([`Graph::source_keys`]). `defaultMode`/`mode` change no path and are not read.
+//! The kubelet writes a projected volume's sources in order, a later source's file over an
+//! earlier one's (`payload[k] = v` in `pkg/volume/projected`); the API server refuses two listed
+//! paths that collide, so a listed path names its source unless a later Secret or ConfigMap
+//! without `items` has that key, which the graph knows only for Secrets and ConfigMaps it rendered
+//! ([`Graph::source_has_key`]). `defaultMode`/`mode` change no path and are not read.
 
 use super::Graph;
 use serde_json::Value;
@@ -169,9 +170,11 @@ pub struct Held<'a> {
     pub key: String,
 }
 
-/// The source that writes `path` (relative, inside the volume), if any: a listed path names its
-/// source; else the first Secret or ConfigMap without `items` that may have that key (`keys`
-/// answers whether a source has a key, None when that is not known).
+/// The source that writes `path` (relative, inside the volume), if any. The kubelet writes the
+/// sources in order, a later one's file over an earlier one's: the last source that surely writes
+/// the path (a listed path, or a key `keys` knows the Secret or ConfigMap has), else the last
+/// Secret or ConfigMap without `items` that may (`keys` answers None: not known). A name a listed
+/// source writes files below is a directory, no file.
 pub fn file_in_volume<'a>(
     vol: &'a Value,
     path: &str,
@@ -180,21 +183,25 @@ pub fn file_in_volume<'a>(
     let path = norm(path);
     let path = path.as_str();
     let sources = volume_sources(vol);
-    let listed = sources.iter().find_map(|s| match s.key_at(path) {
-        Some(Some(k)) => Some((s, k.to_string())),
-        _ => None,
-    });
-    // A name a listed source writes files below is a directory, not a key of an unlisted one.
-    let dir = sources.iter().any(|s| s.files.is_some() && s.under(path));
-    let unlisted = || {
-        sources
-            .iter()
-            .filter(|s| !dir && s.key_at(path) == Some(None))
-            .find(|s| keys(s, path) != Some(false))
-            .map(|s| (s, path.to_string()))
+    let below = |p: &str| norm(p).strip_prefix(path).is_some_and(|r| r.starts_with('/'));
+    if sources.iter().any(|s| s.files.iter().flatten().any(|(_, p)| below(p))) {
+        return None;
+    }
+    let surely = |s: &&VolumeSource<'_>| match s.key_at(path) {
+        Some(Some(_)) => true,
+        Some(None) => keys(s, path) == Some(true),
+        None => false,
     };
-    let (s, key) = listed.or_else(unlisted)?;
-    Some(Held { source: s.clone(), key })
+    let maybe = |s: &&VolumeSource<'_>| s.key_at(path) == Some(None) && keys(s, path).is_none();
+    let s = sources
+        .iter()
+        .rev()
+        .find(surely)
+        .or_else(|| sources.iter().rev().find(maybe))?;
+    Some(Held {
+        key: s.key_at(path).flatten().unwrap_or(path).to_string(),
+        source: s.clone(),
+    })
 }
 
 /// The sources behind `path` inside a volume: the one that writes the file there, else (a
@@ -374,18 +381,41 @@ mod tests {
     }
 
     #[test]
-    fn known_keys_choose_among_unlisted_sources() {
+    fn a_later_source_writes_over_an_earlier_one() {
         let vol = json!({"projected": {"sources": [{"secret": {"name": "config"}}, {"secret": {"name": "root"}}]}});
-        let keys = |s: &VolumeSource<'_>, k: &str| Some(s.name == "root" && k == "token");
+        let keys = |s: &VolumeSource<'_>, k: &str| Some(s.name == "config" && k == "token");
+        // Known keys: the one Secret that has it; unknown: the last that may.
         assert_eq!(
             file_in_volume(&vol, "token", &keys).map(|h| h.source.name),
-            Some("root")
+            Some("config")
         );
         assert_eq!(
             file_in_volume(&vol, "token", UNKNOWN).map(|h| h.source.name),
-            Some("config")
+            Some("root")
         );
         assert_eq!(file_in_volume(&vol, "other", &keys), None);
+        // A listed path, then a Secret without items: it replaces the file only when it surely
+        // has that key.
+        let vol = json!({"projected": {"sources": [
+            {"secret": {"name": "tls", "items": [{"key": "tls.crt", "path": "tls.crt"}]}},
+            {"configMap": {"name": "bundle"}}
+        ]}});
+        assert_eq!(
+            file_in_volume(&vol, "tls.crt", UNKNOWN).map(|h| h.source.name),
+            Some("tls")
+        );
+        let has = |s: &VolumeSource<'_>, _: &str| Some(s.name == "bundle");
+        assert_eq!(
+            file_in_volume(&vol, "tls.crt", &has).map(|h| h.source.name),
+            Some("bundle")
+        );
+        // A directory of a listed source is no file of an unlisted one.
+        let vol = json!({"projected": {"sources": [
+            {"secret": {"name": "a"}},
+            {"secret": {"name": "b", "items": [{"key": "k", "path": "d/k"}]}}
+        ]}});
+        assert_eq!(file_in_volume(&vol, "d", UNKNOWN), None);
+        assert_eq!(file_in_volume(&vol, "d/k", UNKNOWN).map(|h| h.source.name), Some("b"));
     }
 
     #[test]
