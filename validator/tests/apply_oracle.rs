@@ -34,7 +34,8 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::{copy_dir, path_with_tools, repo, shapes, tool};
+use support::run::finish;
+use support::{copy_dir, path_hiding, path_with_tools, repo, shapes, tool};
 
 /// One stack the oracle compares: where it is, the gate's extra arguments and environment.
 struct Case {
@@ -50,6 +51,9 @@ struct Case {
     /// The gate runs online (no `--offline`): it pulls remote charts itself, checks their sha256
     /// and renders them.
     online: bool,
+    /// Tools left off PATH for the gate and for helmfile outside the seal alike (a shape's
+    /// `hide:` line), so the comparison judges the run `realworld.rs` judged.
+    hide: Vec<String>,
 }
 
 /// The gate's side of one environment.
@@ -64,7 +68,7 @@ struct GateEnv {
     rendered: Vec<(String, String)>,
 }
 
-/// A shape's `expect` file: its `args:` and `env:` lines (the checks are `realworld.rs`'s).
+/// A shape's `expect` file: its `args:`, `env:` and `hide:` lines (the checks are `realworld.rs`'s).
 fn case_of(shape: &Path, scratch: &Path) -> Case {
     let name = shape.file_name().unwrap().to_string_lossy().into_owned();
     let dir = scratch.join(&name).join("stack");
@@ -88,14 +92,15 @@ fn case_of(shape: &Path, scratch: &Path) -> Case {
         env,
         remote: false,
         online: false,
+        hide: expect.hide,
     }
 }
 
-/// The gate in `dir` as every run here starts it (`support::run::command`) with a case's
-/// environment set.
-fn gate_command(dir: &Path, env: &[(String, String)]) -> Command {
+/// The gate in `dir` as every run here starts it (`support::run::command`), without the tools
+/// `hide` on PATH, with a case's environment set.
+fn gate_command(dir: &Path, hide: &[String], env: &[(String, String)]) -> Command {
     let mut c = support::run::command(dir);
-    c.envs(env.iter().map(|(k, v)| (k, v)));
+    c.env("PATH", path_hiding(hide)).envs(env.iter().map(|(k, v)| (k, v)));
     c
 }
 
@@ -116,19 +121,19 @@ fn gate(case: &Case, scratch: &Path) -> Result<(Vec<GateEnv>, Value), String> {
         .into_iter()
         .chain(case.env.iter().cloned())
         .collect();
-    let out = gate_command(&case.dir, &env)
-        .args(["check", "--no-cache", "--format", "json", "--file", &case.file])
-        .args(if case.online { &[][..] } else { &["--offline"][..] })
-        .arg("--objects")
-        .arg(&objects)
-        .args(&case.args)
-        .output()
-        .unwrap();
-    let code = out.status.code().unwrap_or(-1);
-    if code != 0 && code != 1 {
-        return Err(format!("no verdict (exit {code})"));
+    let out = finish(
+        gate_command(&case.dir, &case.hide, &env)
+            .args(["check", "--no-cache", "--format", "json", "--file", &case.file])
+            .args(if case.online { &[][..] } else { &["--offline"][..] })
+            .arg("--objects")
+            .arg(&objects)
+            .args(&case.args),
+        None,
+    );
+    if out.code != 0 && out.code != 1 {
+        return Err(format!("no verdict (exit {})", out.code));
     }
-    let report: Value = serde_json::from_slice(&out.stdout).map_err(|e| format!("report: {e}"))?;
+    let report: Value = serde_json::from_str(&out.stdout).map_err(|e| format!("report: {e}"))?;
     let doc: Value = serde_json::from_slice(&std::fs::read(&objects).map_err(|e| format!("--objects file: {e}"))?)
         .map_err(|e| format!("--objects file: {e}"))?;
     assert_eq!(doc["schema"], "nvcf-validate/objects/v1");
@@ -191,7 +196,7 @@ fn helmfile(case: &Case, env: &GateEnv) -> Command {
     }
     c.current_dir(&case.dir)
         .args(["--environment", &env.name])
-        .env("PATH", path_with_tools())
+        .env("PATH", path_hiding(&case.hide))
         .env_remove("NVCF_HELM")
         .env_remove("NVCF_HELMFILE");
     for (k, v) in &case.env {
@@ -466,6 +471,7 @@ fn the_gate_judges_what_helm_sends() {
         env: Vec::new(),
         remote: false,
         online: false,
+        hide: Vec::new(),
     });
     let mut fails = Vec::new();
     let mut compared = Vec::new();
@@ -779,6 +785,7 @@ releases:
         env,
         remote: true,
         online: false,
+        hide: Vec::new(),
     };
     let (envs, report) = gate(&case, s).unwrap_or_else(|e| panic!("the gate ended without a verdict: {e}"));
     let release = &report["environments"][0]["releases"][0];
@@ -864,13 +871,14 @@ releases:
 
     // A flag that would choose another chart than the lock-checked tarball: refused, named.
     std::fs::write(stack.join("helmfile.yaml"), state(r#""--version", "9.9.9""#)).unwrap();
-    let out = gate_command(&stack, &case.env)
-        .args(["check", "--offline", "--no-cache", "--file", ".", "--chart-mirror"])
-        .arg(&mirror)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let out = finish(
+        gate_command(&stack, &case.hide, &case.env)
+            .args(["check", "--offline", "--no-cache", "--file", ".", "--chart-mirror"])
+            .arg(&mirror),
+        None,
+    );
+    let err = out.stderr;
+    assert_eq!(out.code, 2, "{err}");
     let first = err.lines().next().unwrap_or("");
     assert!(
         first.contains("helmfile.yaml")

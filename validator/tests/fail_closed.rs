@@ -4,7 +4,7 @@
 
 mod support;
 use support::repo;
-use support::run::{copy_of, json, run_cached, unwaived_rules};
+use support::run::{copy_of, findings_of, json, run_cached, unwaived_rules};
 
 fn stack(name: &str) -> tempfile::TempDir {
     copy_of(&format!("validator/tests/stacks/{name}"))
@@ -30,8 +30,7 @@ fn a_stack_whose_only_release_renders_nothing_is_exit_2() {
     );
     // The report is still written, in the chosen format, and says why nothing was validated
     // (an empty stdout or a report without the error would pass for a crash).
-    let report: serde_json::Value =
-        serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("no JSON report ({e}):\n{}", r.stdout));
+    let report = r.json();
     let errors = report["errors"].as_array().expect("the report lists its errors");
     assert!(
         errors.iter().any(|e| e["message"]
@@ -154,13 +153,8 @@ fn manifests_without_namespaces_take_the_namespace_flag_and_are_judged() {
         }
         let r = run_cached(d.path(), &args);
         assert_eq!(r.code, 1, "{ns:?}: {}{}", r.stdout, r.stderr);
-        let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
-        let san: Vec<&serde_json::Value> = v["findings"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|f| f["rule"] == "san-covers-advertised-name")
-            .collect();
+        let v = r.json();
+        let san = findings_of(&v, "san-covers-advertised-name");
         assert!(!san.is_empty(), "{ns:?}: {}", r.stdout);
         assert_eq!(san[0]["object"]["namespace"], ns.unwrap_or("default"), "{ns:?}");
     }
@@ -298,7 +292,7 @@ fn a_failing_environment_keeps_the_report_of_the_others_in_every_format() {
     )]);
     let r = run_cached(d.path(), &["check", "--offline", "--format", "json"]);
     assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = r.json();
     let envs = v["environments"].as_array().unwrap();
     assert_eq!(envs.len(), 2, "{}", r.stdout);
     let prod = envs.iter().find(|e| e["name"] == "prod").unwrap();
@@ -358,7 +352,7 @@ fn a_template_failure_is_explained_only_by_a_finding_about_that_release() {
         assert!(!r.stderr.contains(gone), "`{gone}` left in:\n{}", r.stderr);
     }
     // The rest was rendered and judged.
-    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let v = r.json();
     let rels = v["environments"][0]["releases"].as_array().unwrap();
     let other = rels.iter().find(|x| x["name"] == "other").unwrap();
     assert_eq!(

@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::Ordering;
 use support::shapes::{self, expectations};
-use support::{copy_dir, path_with_tools, repo, tool};
+use support::{copy_dir, path_hiding, repo, tool};
 
 /// Every file under `dir` with its contents.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
@@ -60,16 +60,6 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
         }
     }
     out
-}
-
-/// PATH with the pinned tools first, without the directories holding any of `hide`.
-fn path_hiding(hide: &[String]) -> String {
-    let all = path_with_tools();
-    let kept: Vec<&str> = all
-        .split(':')
-        .filter(|d| !hide.iter().any(|t| Path::new(d).join(t).is_file()))
-        .collect();
-    kept.join(":")
 }
 
 /// Calls of the real helm that would reach a registry: the recorder marks `show`, `template`,
@@ -141,10 +131,7 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
         }
         c
     };
-    let out = command().output().unwrap();
-    let code = out.status.code().unwrap_or(-1);
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let support::run::Run { code, stdout, stderr } = support::run::finish(&mut command(), None);
     let mut fails = Vec::new();
     let mut fail = |m: String| fails.push(format!("{name}: {m}"));
 
@@ -275,9 +262,9 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
         }
     }
     // The warm run: the same verdict (exit code and findings) as the cold one.
-    let warm = command().output().unwrap();
-    let verdict = |code: Option<i32>, stdout: &[u8]| {
-        let r: serde_json::Value = serde_json::from_slice(stdout).unwrap_or(serde_json::Value::Null);
+    let warm = support::run::finish(&mut command(), None);
+    let verdict = |code: i32, stdout: &str| {
+        let r: serde_json::Value = serde_json::from_str(stdout).unwrap_or(serde_json::Value::Null);
         let mut f: Vec<String> = r["findings"]
             .as_array()
             .into_iter()
@@ -287,10 +274,7 @@ fn run_shape(shape: &Path, helm_recorder: &Path, log: &Path) -> Vec<String> {
         f.sort();
         (code, f)
     };
-    let (cold_v, warm_v) = (
-        verdict(Some(code), stdout.as_bytes()),
-        verdict(warm.status.code(), &warm.stdout),
-    );
+    let (cold_v, warm_v) = (verdict(code, &stdout), verdict(warm.code, &warm.stdout));
     if cold_v != warm_v {
         fail(format!(
             "the warm run's verdict {warm_v:?} differs from the cold run's {cold_v:?}"

@@ -48,6 +48,18 @@ pub fn path_with_tools() -> String {
     format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
 }
 
+/// [`path_with_tools`] without the directories that hold any of the tools `hide` (a realworld
+/// shape's `hide:` line: the machine it stands for has no such tool). `realworld.rs` and
+/// `apply_oracle.rs` both run a shape with it.
+pub fn path_hiding(hide: &[String]) -> String {
+    let all = path_with_tools();
+    let kept: Vec<&str> = all
+        .split(':')
+        .filter(|d| !hide.iter().any(|t| Path::new(d).join(t).is_file()))
+        .collect();
+    kept.join(":")
+}
+
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for e in std::fs::read_dir(from).unwrap() {
