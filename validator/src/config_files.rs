@@ -111,6 +111,26 @@ pub fn files(obj: &Object) -> Vec<File<'_>> {
 
 /// What the file named `name` holding `text` is.
 pub fn read(name: &str, text: &str) -> Content {
+    match parse(name, text) {
+        // Indentation (YAML) and dotted keys (TOML, HCL) nest without brackets: a document with a
+        // value below more than MAX_NESTING keys, which `leaves` does not reach, is as unknown
+        // as one too deep to parse.
+        Content::Config(_, v) if beyond_leaves(&v, MAX_NESTING) => Content::TooDeep,
+        c => c,
+    }
+}
+
+/// Whether `v` holds a value below more than `left` keys and list indices.
+fn beyond_leaves(v: &Value, left: usize) -> bool {
+    let mut children: Box<dyn Iterator<Item = &Value>> = match v {
+        Value::Object(m) => Box::new(m.values()),
+        Value::Array(a) => Box::new(a.iter()),
+        _ => return false,
+    };
+    children.any(|c| left == 0 || beyond_leaves(c, left - 1))
+}
+
+fn parse(name: &str, text: &str) -> Content {
     if nesting(text) > MAX_NESTING {
         return Content::TooDeep;
     }
@@ -266,10 +286,10 @@ fn nesting(text: &str) -> usize {
 }
 
 /// Every scalar leaf of a parsed document with its path (object keys, `[i]` for list items), at
-/// most 32 levels deep.
+/// most MAX_NESTING levels deep (`read` gives any deeper document as `Content::TooDeep`).
 pub fn leaves(v: &Value) -> Vec<(Vec<String>, &Value)> {
     fn go<'v>(v: &'v Value, path: &mut Vec<String>, out: &mut Vec<(Vec<String>, &'v Value)>) {
-        if path.len() > 32 {
+        if path.len() > MAX_NESTING {
             return;
         }
         match v {
@@ -384,6 +404,41 @@ mod tests {
         assert_eq!(l.len(), 2);
         assert_eq!(leaf_key(&l[1].0), "ssl_verify");
         assert_eq!(leaf_key(&["a".into(), "[0]".into()]), "a");
+    }
+
+    /// YAML nests by indentation and TOML by dotted keys, without brackets: a value below more
+    /// keys than `leaves` reaches makes the document unknown, never a document without it.
+    #[test]
+    fn nesting_without_brackets_beyond_the_leaves_is_too_deep() {
+        let yaml = |keys: usize| {
+            let mut t: String = (0..keys - 1).map(|i| format!("{}k{i}:\n", "  ".repeat(i))).collect();
+            t.push_str(&format!("{}tls_skip_verify: true\n", "  ".repeat(keys - 1)));
+            t
+        };
+        let toml = |keys: usize| format!("{}tls_skip_verify = true\n", "k.".repeat(keys - 1));
+        for (name, text) in [
+            ("a.yaml", yaml(MAX_NESTING)),
+            ("a.toml", toml(MAX_NESTING)),
+            ("a", yaml(MAX_NESTING)),
+        ] {
+            let Content::Config(_, v) = read(name, &text) else {
+                panic!("{name} at the bound is read: {text}");
+            };
+            let l = leaves(&v);
+            assert_eq!(l.len(), 1, "{name}");
+            assert_eq!((l[0].0.len(), leaf_key(&l[0].0)), (MAX_NESTING, "tls_skip_verify"));
+        }
+        for (name, text) in [
+            ("a.yaml", yaml(MAX_NESTING + 1)),
+            ("a.toml", toml(MAX_NESTING + 1)),
+            ("a", yaml(40)),
+        ] {
+            assert_eq!(read(name, &text), Content::TooDeep, "{name}");
+        }
+        // A list item counts as a level as a key does.
+        let mut listed = yaml(MAX_NESTING);
+        listed = listed.replacen("k0:\n", "k0:\n- \n", 1).replace("\n  ", "\n    ");
+        assert_eq!(read("a.yaml", &listed), Content::TooDeep, "{listed}");
     }
 
     #[test]

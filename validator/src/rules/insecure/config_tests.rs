@@ -176,3 +176,49 @@ fn a_file_too_deep_to_read_that_names_a_switch_is_a_finding() {
         assert!(run(INSECURE_FLAG, &obj).is_empty(), "{place}");
     }
 }
+
+/// YAML nests by indentation and TOML by dotted keys, without a bracket: a switch below more keys
+/// than the gate reads is a finding (the file is unknown), never silence; the same file without a
+/// switch is none, and a switch at the bound is read with its path.
+#[test]
+fn a_file_nested_without_brackets_beyond_the_bound_is_read_as_too_deep() {
+    let yaml = |keys: usize, leaf: &str| {
+        let mut t: String = (0..keys - 1).map(|i| format!("{}k{i}:\n", "  ".repeat(i))).collect();
+        t.push_str(&format!("{}{leaf}: true\n", "  ".repeat(keys - 1)));
+        t
+    };
+    let toml = |keys: usize, leaf: &str| format!("{}{leaf} = true\n", "k.".repeat(keys - 1));
+    let n = crate::config_files::MAX_NESTING;
+    for (name, text) in [
+        ("client.yaml", yaml(n + 1, "tls_skip_verify")),
+        ("client", yaml(n + 1, "tls_skip_verify")),
+        ("client.toml", toml(n + 1, "tls_skip_verify")),
+    ] {
+        for (place, obj) in places(name, &text) {
+            let found = run(INSECURE_FLAG, &obj);
+            assert_eq!(found.len(), 1, "{name}, {place}: {found:#?}");
+            assert!(
+                found[0].message.contains("nests deeper than 32 levels")
+                    && found[0].message.contains("names the switch"),
+                "{}",
+                found[0].message
+            );
+        }
+        for (place, obj) in places(name, &text.replace("tls_skip_verify", "name")) {
+            assert!(run(INSECURE_FLAG, &obj).is_empty(), "{name}, {place}");
+        }
+    }
+    for (name, text) in [
+        ("client.yaml", yaml(n, "tls_skip_verify")),
+        ("client.toml", toml(n, "tls_skip_verify")),
+    ] {
+        let found = run(INSECURE_FLAG, &places(name, &text)[0].1);
+        assert_eq!(found.len(), 1, "{name}: {found:#?}");
+        assert!(
+            found[0].message.contains(".k.tls_skip_verify = true`")
+                || found[0].message.contains(".k30.tls_skip_verify = true`"),
+            "{}",
+            found[0].message
+        );
+    }
+}
