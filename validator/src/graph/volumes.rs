@@ -447,4 +447,39 @@ mod tests {
         assert_eq!(at("/opt/a"), None);
         assert!(mounted_at(&pod, &c, "/x/a").is_some_and(|m| m.volume.is_none()));
     }
+
+    #[test]
+    fn the_graph_knows_the_keys_of_what_it_rendered_only() {
+        use SourceKind::*;
+        let mut g = crate::testkit::graph(
+            "e",
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: s, namespace: nvcf}\ndata: {token: eA==}\nstringData: {extra: x}\n\
+             ---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: nvcf}\ndata: {ca.crt: x}\nbinaryData: {blob: eA==}\n\
+             ---\napiVersion: v1\nkind: Secret\nmetadata: {name: ext, namespace: nvcf}\ndata: {tls.crt: eA==}\n",
+        );
+        g.objects[2].prov.external = true;
+        let src = |kind, name| VolumeSource {
+            kind,
+            name,
+            optional: false,
+            files: None,
+        };
+        let has = |s: VolumeSource<'_>, k: &str| g.source_has_key(Some("nvcf"), &s, k);
+        assert_eq!(has(src(Secret, "s"), "token"), Some(true));
+        assert_eq!(has(src(Secret, "s"), "extra"), Some(true));
+        assert_eq!(has(src(Secret, "s"), "tls.crt"), Some(false));
+        assert_eq!(has(src(ConfigMap, "c"), "ca.crt"), Some(true));
+        assert_eq!(has(src(ConfigMap, "c"), "blob"), Some(true));
+        assert_eq!(has(src(ConfigMap, "c"), "token"), Some(false));
+        // A Secret is no ConfigMap of the same name, and the other way round.
+        assert_eq!(has(src(Secret, "c"), "ca.crt"), None);
+        assert_eq!(has(src(ConfigMap, "s"), "token"), None);
+        // An external declares only what the policy needs: its keys are not known.
+        assert_eq!(has(src(Secret, "ext"), "tls.crt"), None);
+        assert_eq!(has(src(Secret, "ext"), "tls.key"), None);
+        // Not rendered, another namespace, a source that has no keys.
+        assert_eq!(has(src(Secret, "missing"), "token"), None);
+        assert_eq!(g.source_has_key(Some("other"), &src(Secret, "s"), "token"), None);
+        assert_eq!(has(src(ServiceAccountToken, ""), "token"), None);
+    }
 }

@@ -137,4 +137,15 @@ mod tests {
             f[0].message
         );
     }
+
+    /// A path behind a subPath mount is tls-mount-reloadable's finding (mount the whole volume),
+    /// not a second one here, even when the subPath shows the wrong key.
+    #[test]
+    fn a_sub_path_mount_is_left_to_the_reload_rule() {
+        let text = fixture("fires-tls-mount-reloadable-subpath").replace("subPath: tls.crt", "subPath: tls.key");
+        let f = run(PATHS, &text);
+        assert!(f.is_empty(), "{}", messages(&f));
+        let f = run("tls-mount-reloadable", &text);
+        assert_eq!(f.len(), 2, "{}", messages(&f));
+    }
 }

@@ -123,3 +123,21 @@ fn a_file_behind_sub_path_and_items_is_traced_to_the_secret_that_writes_it() {
     let f = run(TOKEN, &fixture("silent-vault-token-static-script-subpath-items"));
     assert!(f.is_empty(), "{}", messages(&f));
 }
+
+/// A rendered Secret without the key writes no such file: the token at the top of a projected
+/// volume of two items-less Secrets is the one whose keys are not known, not the last source.
+#[test]
+fn a_rendered_secret_without_the_key_is_not_the_token_file() {
+    let g = crate::testkit::graph(
+        "test",
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: bao-config, namespace: nvcf}\nstringData: {config.hcl: x}\n---\n\
+         apiVersion: v1\nkind: Pod\nmetadata: {name: setup, namespace: nvcf}\nspec:\n  containers:\n  - name: setup\n\
+         \x20   image: openbao/openbao:2.6.2\n    volumeMounts: [{name: v, mountPath: /vault}]\n  volumes:\n\
+         \x20 - {name: v, projected: {sources: [{secret: {name: openbao-root-token}}, {secret: {name: bao-config}}]}}\n",
+    );
+    let obj = g.objects.iter().find(|o| o.kind == "Pod").unwrap();
+    let c = obj.at("/spec/containers/0").unwrap();
+    let vol = |p: &str| super::sources::secret_volume(&g, obj, c, p);
+    assert_eq!(vol("/vault/token"), Some(("openbao-root-token".to_string(), false)));
+    assert_eq!(vol("/vault/config.hcl"), Some(("bao-config".to_string(), false)));
+}
