@@ -301,9 +301,17 @@ fn a_script_variable_from_an_unread_source_is_a_finding_and_others_are_not() {
         );
     }
     // Each word once: the same word twice is one finding, two words are two.
-    let unread = |script: &str| with(script).iter().filter(|f| f.message.contains("cannot read")).count();
+    let unread = |script: &str| {
+        with(script)
+            .iter()
+            .filter(|f| f.message.contains("cannot read"))
+            .count()
+    };
     assert_eq!(unread("exec curl $OPTS $OPTS https://a.corp.example.net"), 1);
-    assert_eq!(unread("exec tool --tls-verify=$OPTS --insecure-skip-tls-verify=$OPTS"), 2);
+    assert_eq!(
+        unread("exec tool --tls-verify=$OPTS --insecure-skip-tls-verify=$OPTS"),
+        2
+    );
 }
 
 /// Every exec place of a container (`EXEC_PLACES`: each probe, each lifecycle hook) is read with

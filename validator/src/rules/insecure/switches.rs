@@ -422,7 +422,10 @@ mod tests {
             [(3, "0")]
         );
         assert_eq!(
-            config_assignments("{\"tls_disable\": true}\n{\"tls_disable\":\"1\",\"x\":2}", "tls_disable"),
+            config_assignments(
+                "{\"tls_disable\": true}\n{\"tls_disable\":\"1\",\"x\":2}",
+                "tls_disable"
+            ),
             [(1, "true"), (2, "1")]
         );
         assert!(

@@ -17,9 +17,14 @@ fn unreadable_bundles_are_empty_when_rendered_and_unjudged_when_external() {
                     apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nvcf-worker-profile, namespace: nvcf}\ndata: {profile.yaml: \"[not, a, mapping]\"}\n";
     let f = run(VALID, rendered);
     assert_eq!(f.len(), 2, "{}", messages(&f));
-    assert!(f[0].message.contains("key ca.crt (missing) holds no certificate"), "{}", messages(&f));
     assert!(
-        f[1].message.contains("profile.yaml (missing, or not a YAML mapping) holds no certificate"),
+        f[0].message.contains("key ca.crt (missing) holds no certificate"),
+        "{}",
+        messages(&f)
+    );
+    assert!(
+        f[1].message
+            .contains("profile.yaml (missing, or not a YAML mapping) holds no certificate"),
         "{}",
         messages(&f)
     );
@@ -86,7 +91,9 @@ fn a_secrets_certificate_is_looked_up_in_the_secrets_namespace() {
     let f = run(SAN, &format!("{}{text}", decoy("nvcf")));
     assert_eq!(f.len(), 2, "{}", messages(&f));
     assert!(
-        f.iter().all(|f| f.message.contains("Certificate nvcf/other dnsNames [other.example.com]")),
+        f.iter().all(|f| f
+            .message
+            .contains("Certificate nvcf/other dnsNames [other.example.com]")),
         "{}",
         messages(&f)
     );

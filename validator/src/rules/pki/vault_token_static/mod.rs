@@ -8,12 +8,12 @@
 //! provisioner, which logs in through Kubernetes auth when the Secret is absent) is a warning a
 //! waiver with a reason can accept. The token's value is never shown.
 
-mod script;
-mod sources;
 #[cfg(test)]
 mod schema_tests;
+mod script;
 #[cfg(test)]
 mod script_tests;
+mod sources;
 #[cfg(test)]
 mod tests;
 

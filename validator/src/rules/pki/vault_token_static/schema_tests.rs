@@ -19,10 +19,16 @@ fn xrd(token_secret_ref_schema: &str) -> String {
 #[test]
 fn a_schema_of_the_field_in_any_kind_is_no_token() {
     // A leaf schema: a type and a description, no properties.
-    let f = run(TOKEN, &xrd("{type: object, description: The Secret holding the token.}"));
+    let f = run(
+        TOKEN,
+        &xrd("{type: object, description: The Secret holding the token.}"),
+    );
     assert!(f.is_empty(), "{}", messages(&f));
     // A schema with properties and no description.
-    let f = run(TOKEN, &xrd("{type: object, properties: {name: {type: string}, key: {type: string}}}"));
+    let f = run(
+        TOKEN,
+        &xrd("{type: object, properties: {name: {type: string}, key: {type: string}}}"),
+    );
     assert!(f.is_empty(), "{}", messages(&f));
     // The near miss: the same place holding a reference to a Secret is judged.
     let f = run(TOKEN, &xrd("{name: vault-token, key: token}"));
@@ -39,7 +45,8 @@ fn a_described_secret_reference_is_still_a_token() {
     let f = run(TOKEN, store);
     assert_eq!(f.len(), 1, "{}", messages(&f));
     assert!(
-        f[0].message.contains("`spec.provider.vault.auth.tokenSecretRef`") && f[0].message.contains("Secret `vault-token`"),
+        f[0].message.contains("`spec.provider.vault.auth.tokenSecretRef`")
+            && f[0].message.contains("Secret `vault-token`"),
         "{}",
         messages(&f)
     );
