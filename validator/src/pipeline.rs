@@ -229,10 +229,11 @@ fn failed_env(inputs: &Inputs, env: &str, e: anyhow::Error) -> EnvRender {
     }
 }
 
-/// One environment: its state model (`helmfile list` and `helmfile build`, unless the caller
-/// already loaded it), then its render. `helmfile template` starts with the load, on the local
-/// releases the state's text declares, or as soon as helmfile has listed them: see
-/// `helmfile::start_template_guessed` and `start_template_early`.
+/// One environment: its state model (`helmfile build`), then its render. `helmfile template`
+/// starts with the build when the state's text tells which releases to leave out of it (see
+/// `helmfile::start_template_guessed`), else once the build is read. That the build printed every
+/// release helmfile sees is vouched for by that render (`helmfile::render_env_witnessed`), or else
+/// asked of `helmfile list` (`loader::check_complete`): an incomplete build is exit 2.
 /// `loaded` sees the environment's load before it is rendered (the `default` load gives the
 /// environments).
 fn load_then_render(
@@ -241,20 +242,15 @@ fn load_then_render(
     env: &str,
     loaded: &mut dyn FnMut(&loader::Built),
 ) -> Result<EnvRender> {
-    // The template starts at once on the local releases the state's text declares, else as soon
-    // as helmfile has listed them (either way verified against the loaded state).
-    let mut early = helmfile::start_template_guessed(tools, inputs, env);
-    let built = {
-        let mut start = |listed: &[crate::stack::load::Listed]| {
-            if early.is_none() {
-                early = helmfile::start_template_early(tools, inputs, env, listed).ok();
-            }
-        };
-        loader::load_env(tools, inputs.entry, env, &mut start)?
-    };
+    let early = helmfile::start_template_guessed(tools, inputs, env);
+    let built = loader::load_env(tools, inputs.entry, env)?;
     loaded(&built);
-    let state = loader::load_state(tools, inputs, env, Some(built), &mut |_| {})?.1;
-    let first = helmfile::render_env(tools, inputs, env, state.clone(), early)?;
+    let refused = built.refused.clone();
+    let (docs, state) = loader::load_state(tools, inputs, env, Some(built))?;
+    let (first, witnessed) = helmfile::render_env_witnessed(tools, inputs, env, state.clone(), early)?;
+    if !witnessed {
+        loader::check_complete(tools, inputs.entry, env, &loader::Built { docs, refused })?;
+    }
     // At apply time the CRDs a release installs are served to the releases after it: when the
     // environment renders CRDs helm was not told about and a chart asks `.Capabilities.APIVersions`,
     // render again with them.

@@ -178,22 +178,25 @@ fn unreproducible_arg(r: &Release) -> Option<String> {
     })
 }
 
-/// The releases helmfile itself lists with a directory chart (`./`, `../`, `/`), installed and
-/// enabled: what `helmfile template` is started on early (it is never asked to render remote
-/// charts; a chart written `charts/x` is not guessed at, and the loaded state decides).
-fn predicted_local(listed: &[load::Listed]) -> Vec<Selection> {
-    let mut sel: Vec<Selection> = listed
-        .iter()
-        .filter(|l| l.installed && l.enabled && l.local_chart())
-        .map(|l| (l.name.clone(), Some(l.namespace.clone()).filter(|n| !n.is_empty())))
-        .collect();
-    sel.sort();
-    sel.dedup();
-    sel
-}
-
 /// A release picked for `helmfile template`: name and, when known, namespace.
 type Selection = (String, Option<String>);
+
+/// Which releases one `helmfile template` run renders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pick {
+    /// These releases (one `--selector` each; selectors are ORed).
+    Only(Vec<Selection>),
+    /// Every release helmfile would render but these (`load::exclusion_of`): what helmfile then
+    /// renders is its own account of the releases it sees, which `witnessed` holds against the
+    /// build.
+    AllBut(Vec<Selection>),
+}
+
+/// How helmfile's selectors name `r`: a release without a namespace has none in helmfile's eyes,
+/// and is named by its name alone.
+fn selection_of(r: &Release) -> Selection {
+    (r.name.clone(), (!r.namespace_unset).then(|| r.namespace.clone()))
+}
 
 fn selects(sel: &Selection, r: &Release) -> bool {
     r.name == sel.0 && sel.1.as_ref().is_none_or(|ns| *ns == r.namespace)
@@ -261,33 +264,21 @@ fn mirror_tarball(dir: &Path, r: &Release) -> Option<PathBuf> {
     crate::tools::mirror::tarball(dir, &chart, r.version.as_deref().unwrap_or_default())
 }
 
-/// `helmfile template` of the releases `helmfile list` shows with directory charts, started
-/// before the environment's state model is loaded (`helmfile build` takes about as long as the
-/// template run, and the two run side by side). `render_env` checks the selection against the
-/// loaded state and runs the template again when it rendered or skipped the wrong releases.
-///
-/// Measured gain: `check --offline --no-cache` of this repository's stack (4 environments,
-/// release build, 6 runs each on a loaded 2-core machine): median 4.9 s with the early start,
-/// 5.4 s without (about 10%; the spread between runs was larger than that).
-pub fn start_template_early(
-    tools: &Tools,
-    inputs: &Inputs,
-    environment: &str,
-    listed: &[load::Listed],
-) -> Result<Early> {
-    start_template_on(tools, inputs, environment, predicted_local(listed))
-}
-
-/// `helmfile template` of the local releases the entry state's text declares
-/// (`load::guessed_local_releases`), started with `helmfile list` and `helmfile build` instead of
-/// after the list; `None` when the text gives no plain guess (the template then waits for the
-/// list, `start_template_early`). Verified by `render_env` exactly as the list's prediction is.
+/// `helmfile template` started with `helmfile build` (the two take about as long and run side by
+/// side), when the entry state's plain text tells which releases helmfile renders
+/// (`load::guessed_releases`): every release but the installed ones without a directory chart,
+/// which are left out by name. `None` when the text gives no plain guess (the template then
+/// starts once the build is read). `render_env` uses this render only when the loaded state
+/// leaves out exactly those releases, and otherwise renders again.
 pub fn start_template_guessed(tools: &Tools, inputs: &Inputs, environment: &str) -> Option<Early> {
-    let guessed = load::guessed_local_releases(inputs.entry)?;
-    start_template_on(tools, inputs, environment, guessed).ok()
+    let guessed = load::guessed_releases(inputs.entry)?;
+    if guessed.local.is_empty() {
+        return None;
+    }
+    start_template_on(tools, inputs, environment, Pick::AllBut(guessed.other)).ok()
 }
 
-fn start_template_on(tools: &Tools, inputs: &Inputs, environment: &str, predicted: Vec<Selection>) -> Result<Early> {
+fn start_template_on(tools: &Tools, inputs: &Inputs, environment: &str, predicted: Pick) -> Result<Early> {
     let work = tempfile::Builder::new()
         .prefix("nvcf-validate-")
         .tempdir()
@@ -309,11 +300,11 @@ fn start_template_on(tools: &Tools, inputs: &Inputs, environment: &str, predicte
     })
 }
 
-/// A `helmfile template` started by `start_template_early`.
+/// A `helmfile template` started by `start_template_guessed`.
 pub struct Early {
     work: tempfile::TempDir,
-    predicted: Vec<Selection>,
-    handle: Option<std::thread::JoinHandle<Result<()>>>,
+    predicted: Pick,
+    handle: Option<std::thread::JoinHandle<Result<String>>>,
 }
 
 impl Early {
@@ -321,10 +312,10 @@ impl Early {
         self.work.path().join("speculated")
     }
 
-    fn wait(&mut self) -> Result<()> {
+    fn wait(&mut self) -> Result<String> {
         match self.handle.take() {
             Some(h) => h.join().expect("template thread"),
-            None => Ok(()),
+            None => Ok(String::new()),
         }
     }
 }
@@ -349,6 +340,20 @@ pub fn render_env(
     state: EnvState,
     early: Option<Early>,
 ) -> Result<EnvRender> {
+    render_env_witnessed(tools, inputs, environment, state, early).map(|(r, _)| r)
+}
+
+/// `render_env`, and whether its `helmfile template` vouched that the build printed every release
+/// helmfile renders (`witnessed`): it was asked for every release but those the gate renders
+/// otherwise, and it rendered exactly the build's local ones. When it did not (or no template
+/// ran), the caller asks `helmfile list` instead (`stack::loader::check_complete`).
+pub fn render_env_witnessed(
+    tools: &Tools,
+    inputs: &Inputs,
+    environment: &str,
+    state: EnvState,
+    early: Option<Early>,
+) -> Result<(EnvRender, bool)> {
     let Inputs {
         entry,
         root,
@@ -383,37 +388,77 @@ pub fn render_env(
         .filter(|(r, p)| r.installed && matches!(p, Plan::Helmfile))
         .map(|(r, _)| r)
         .collect();
-    // A release without a namespace has none in helmfile's eyes: select it by name alone.
-    let wanted: Vec<Selection> = local
+    let wanted: Vec<Selection> = local.iter().map(|r| selection_of(r)).collect();
+    // The releases helmfile must not render (the gate renders them from a lock-checked tarball,
+    // reports them not rendered, or helmfile refused them): left out of an `AllBut` run, so that
+    // helmfile renders every other release it sees.
+    let others: Vec<Selection> = state
+        .releases
         .iter()
-        .map(|r| (r.name.clone(), (!r.namespace_unset).then(|| r.namespace.clone())))
+        .zip(&plans)
+        .filter(|(r, p)| (r.installed || r.refused.is_some()) && !matches!(p, Plan::Helmfile))
+        .map(|(r, _)| selection_of(r))
         .collect();
-    let (out_dir, template_res) = match speculated {
-        // The early run picked exactly the releases to render locally.
-        Some((predicted, res))
-            if state
-                .releases
-                .iter()
-                .filter(|r| r.installed)
-                .all(|r| predicted.iter().any(|p| selects(p, r)) == local.iter().any(|l| std::ptr::eq(*l, r)))
-                // and nothing else: a guessed release helmfile refused (declared twice: not
-                // installed here, its early template failed on the duplicate) is not one of them.
-                && predicted.iter().all(|p| local.iter().any(|l| selects(p, l)))
+    // Leaving them out must not leave out a local release (a release without a namespace is left
+    // out by name, with every release of that name).
+    let leaves_local = |x: &[Selection]| local.iter().any(|l| x.iter().any(|o| selects(o, l)));
+    let all_but = !local.is_empty() && !leaves_local(&others);
+    let (mut out_dir, mut template_res, mut pick) = match speculated {
+        // The early run left out exactly the releases to leave out, and rendered nothing else.
+        Some((Pick::AllBut(x), res))
+            if !leaves_local(&x)
+                && others.iter().all(|o| x.iter().any(|p| p == o))
+                // and every release it left out is one the build printed outside `local`
+                // (never one the build may have missed: the render would not show it)
+                && x.iter().all(|p| {
+                    state
+                        .releases
+                        .iter()
+                        .any(|r| selection_of(r) == *p && !local.iter().any(|l| std::ptr::eq(*l, r)))
+                })
                 && rendered_only(&early.as_ref().expect("speculated").dir(), &local) =>
         {
-            (early.as_ref().expect("speculated").dir(), res)
+            (early.as_ref().expect("speculated").dir(), res, Pick::AllBut(x))
+        }
+        _ if all_but => {
+            let p = Pick::AllBut(others.clone());
+            (
+                out_dir.clone(),
+                template(tools, entry, environment, &out_dir, &p, skip_deps, opts),
+                p,
+            )
         }
         _ if !wanted.is_empty() => {
-            let res = template(tools, entry, environment, &out_dir, &wanted, skip_deps, opts);
-            (out_dir, res)
+            let p = Pick::Only(wanted.clone());
+            (
+                out_dir.clone(),
+                template(tools, entry, environment, &out_dir, &p, skip_deps, opts),
+                p,
+            )
         }
-        _ => (out_dir, Ok(())),
+        _ => (out_dir, Ok(String::new()), Pick::Only(Vec::new())),
     };
+    // An `AllBut` render vouches for the build when helmfile rendered exactly the build's local
+    // releases: one "Templating release=NAME" line per local release, name for name, and an
+    // output directory only for them. Otherwise (helmfile rendered another release: one the build
+    // left out; or fewer) that render is not used: the local releases are rendered by name, and
+    // the build is checked against `helmfile list`.
+    let mut witnessed = false;
+    if let (Pick::AllBut(_), Ok(said)) = (&pick, &template_res) {
+        let mut templated = templated_names(said);
+        let mut expected: Vec<&str> = local.iter().map(|r| r.name.as_str()).collect();
+        templated.sort_unstable();
+        expected.sort_unstable();
+        witnessed = templated == expected && rendered_only(&out_dir, &local);
+        if !witnessed {
+            out_dir = work.path().join("out-by-name");
+            pick = Pick::Only(wanted.clone());
+            template_res = template(tools, entry, environment, &out_dir, &pick, skip_deps, opts);
+        }
+    }
     let any_helmfile = !wanted.is_empty();
     // When `helm template` fails on releases helmfile names, render the rest without them (a
     // few rounds at most): they are reported as failed, and the rest is judged.
-    let mut out_dir = out_dir;
-    let mut template_res = template_res;
     let mut selection = wanted.clone();
     let mut failed: Vec<(String, String)> = Vec::new();
     let mut render_error = None;
@@ -462,7 +507,15 @@ pub fn render_env(
         }
         selection.retain(|s| !hit.iter().any(|r| selects(s, r)));
         out_dir = work.path().join(format!("out-{round}"));
-        template_res = template(tools, entry, environment, &out_dir, &selection, skip_deps, opts);
+        template_res = template(
+            tools,
+            entry,
+            environment,
+            &out_dir,
+            &Pick::Only(selection.clone()),
+            skip_deps,
+            opts,
+        );
     }
     // Every file helm wrote for this environment, together, is bounded like any other input.
     let mut budget = crate::yaml::MAX_INPUT;
@@ -549,7 +602,7 @@ pub fn render_env(
             }
         })
         .collect();
-    Ok(EnvRender {
+    let rendered = EnvRender {
         state,
         docs,
         status,
@@ -561,7 +614,19 @@ pub fn render_env(
             api_versions: opts.api_versions.clone(),
             upgrade_rendered: Vec::new(),
         },
-    })
+    };
+    Ok((rendered, witnessed))
+}
+
+/// The release names of helmfile's "Templating release=NAME, chart=CHART" lines (one per release
+/// it renders; helmfile 0.166 and 1.x print them alike; a line it prints otherwise is not
+/// counted, and the render then vouches for nothing).
+fn templated_names(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Templating release=")?.split_once(", chart="))
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// Whether every release directory `helmfile template` wrote under `out`
@@ -727,21 +792,25 @@ fn template(
     entry: &Path,
     environment: &str,
     out: &Path,
-    select: &[Selection],
+    pick: &Pick,
     skip_deps: bool,
     opts: &Options,
-) -> Result<()> {
-    if select.is_empty() {
-        return Ok(());
-    }
+) -> Result<String> {
     // Sealed, helmfile may write the render beneath the output directory's parent (ours).
     let mut cmd = tools.helmfile_writing(entry, environment, &[out.parent().unwrap_or(out)]);
     // Several --selector flags are ORed; within one, conditions are ANDed.
-    for (name, ns) in select {
-        let sel = match ns {
-            Some(ns) => format!("name={name},namespace={ns}"),
-            None => format!("name={name}"),
-        };
+    let selectors: Vec<String> = match pick {
+        Pick::Only(select) if select.is_empty() => return Ok(String::new()),
+        Pick::Only(select) => select
+            .iter()
+            .map(|(name, ns)| match ns {
+                Some(ns) => format!("name={name},namespace={ns}"),
+                None => format!("name={name}"),
+            })
+            .collect(),
+        Pick::AllBut(left_out) => load::exclusion_of(left_out),
+    };
+    for sel in selectors {
         cmd.arg("--selector").arg(sel);
     }
     cmd.arg("--allow-no-matching-release");
@@ -765,7 +834,7 @@ fn template(
     }
     let what = format!("helmfile template (environment {environment})");
     // (What went wrong and what to do is said by `stack::failure::explain_template`.)
-    run(&mut cmd, &what).map(|_| ())
+    run(&mut cmd, &what).map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
 }
 
 /// Objects rendered per release (namespace, name).
@@ -1048,6 +1117,17 @@ mod tests {
             "file": "helmfile.yaml", "line": null
         }))
         .unwrap()
+    }
+
+    /// helmfile's account of what it rendered: one line per release, read by name; anything
+    /// else it prints (helm's `wrote` lines, a hook's output) is not counted.
+    #[test]
+    fn templated_releases_are_read_from_helmfiles_own_lines() {
+        let said = "Templating release=nvcf-pki, chart=charts/nvcf-pki\nwrote /tmp/x/a.yaml\n\
+                    Templating release=a, chart=oci://r/c\n  Templating release=b, chart=./b\n\
+                    Templating release=c\nxTemplating release=d, chart=./d\n";
+        assert_eq!(templated_names(said), ["nvcf-pki", "a", "b"]);
+        assert!(templated_names("").is_empty());
     }
 
     /// A guessed early render is used only when it holds nothing but the releases to render.

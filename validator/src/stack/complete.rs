@@ -3,7 +3,12 @@
 //! loaded, sub-helmfiles and their `selectors:` included; the build's documents must hold exactly
 //! those releases. A build that leaves one out (a state document we could not read, a state
 //! printed twice) would leave it unrendered and unjudged, so any difference is exit 2, never a
-//! smaller pass.
+//! smaller pass. The list is asked only when the render does not vouch for the build itself
+//! (`render::helmfile::render_env_witnessed`: a `helmfile template` of every release but those the
+//! gate renders otherwise, which rendered exactly the build's local releases). What that render
+//! cannot show is a release helmfile renders in no case (`installed: false`, a false `condition:`)
+//! missing from the build; the build's reader refuses every state document it cannot attribute
+//! (`tools::build::parse_build`), which is how such a release would go missing.
 
 use super::load::Listed;
 use crate::tools::build::StateDoc;

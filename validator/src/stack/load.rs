@@ -106,19 +106,26 @@ pub fn list(tools: &Tools, entry: &Path, environment: &str, exclude: &[Refusal])
 /// releases in the other namespaces. A release refused without a namespace (helmfile's selectors
 /// cannot say "no namespace") leaves out every release of its name; the loader says so.
 pub fn exclusion(refused: &[Refusal]) -> Vec<String> {
-    if refused.is_empty() {
+    let pairs: Vec<(String, Option<String>)> = refused.iter().map(|r| (r.name.clone(), r.namespace.clone())).collect();
+    exclusion_of(&pairs)
+}
+
+/// helmfile selectors that leave out exactly the releases (name, namespace) of `left_out` (see
+/// `exclusion`; a release given without a namespace leaves out every release of its name).
+pub fn exclusion_of(left_out: &[(String, Option<String>)]) -> Vec<String> {
+    if left_out.is_empty() {
         return Vec::new();
     }
-    let mut names: Vec<&str> = refused.iter().map(|r| r.name.as_str()).collect();
+    let mut names: Vec<&str> = left_out.iter().map(|(n, _)| n.as_str()).collect();
     names.sort();
     names.dedup();
     let mut out = vec![names.iter().map(|n| format!("name!={n}")).collect::<Vec<_>>().join(",")];
     for n in names {
-        let of: Vec<&Refusal> = refused.iter().filter(|r| r.name == n).collect();
-        if of.iter().any(|r| r.namespace.as_deref().is_none_or(str::is_empty)) {
+        let of: Vec<&Option<String>> = left_out.iter().filter(|(m, _)| m == n).map(|(_, ns)| ns).collect();
+        if of.iter().any(|ns| ns.as_deref().is_none_or(str::is_empty)) {
             continue;
         }
-        let mut ns: Vec<&str> = of.iter().filter_map(|r| r.namespace.as_deref()).collect();
+        let mut ns: Vec<&str> = of.iter().filter_map(|ns| ns.as_deref()).collect();
         ns.sort();
         ns.dedup();
         let mut sel = format!("name={n}");
@@ -227,6 +234,22 @@ const MAX_GUESSED_RELEASES: usize = 64;
 /// string, or an `installed:` that is not a literal boolean. A release with `installed: false` is
 /// left out; one with a `condition:` is kept (helmfile renders it only when the condition holds).
 pub fn guessed_local_releases(entry: &Path) -> Option<Vec<(String, Option<String>)>> {
+    guessed_releases(entry).map(|g| g.local)
+}
+
+/// What the entry state's plain text declares (see `guessed_local_releases`, which gives up on
+/// the same texts): the installed releases with a directory chart, and the other installed ones
+/// (a repository or OCI chart, or a chart path not written `./`, `../` or `/`), which the early
+/// `helmfile template` leaves out with selectors so that it renders every other release helmfile
+/// sees (`render::helmfile::start_template_guessed`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Guess {
+    pub local: Vec<(String, Option<String>)>,
+    pub other: Vec<(String, Option<String>)>,
+}
+
+/// See [`Guess`].
+pub fn guessed_releases(entry: &Path) -> Option<Guess> {
     let files = if entry.is_dir() {
         super::loader::state_files_in(entry)
     } else {
@@ -234,6 +257,7 @@ pub fn guessed_local_releases(entry: &Path) -> Option<Vec<(String, Option<String
     };
     let plain = |v: &Value| v.as_str().filter(|t| !t.is_empty()).map(str::to_string);
     let mut out: Vec<(String, Option<String>)> = Vec::new();
+    let mut other: Vec<(String, Option<String>)> = Vec::new();
     for f in files {
         let text = std::fs::read_to_string(&f).ok()?;
         if text.contains("{{") || text.len() > 1 << 20 {
@@ -261,13 +285,17 @@ pub fn guessed_local_releases(entry: &Path) -> Option<Vec<(String, Option<String
                 let local = chart.starts_with("./") || chart.starts_with("../") || chart.starts_with('/');
                 if installed && local {
                     out.push((name, namespace));
+                } else if installed {
+                    other.push((name, namespace));
                 }
             }
         }
     }
     out.sort();
     out.dedup();
-    (out.len() <= MAX_GUESSED_RELEASES).then_some(out)
+    other.sort();
+    other.dedup();
+    (out.len() <= MAX_GUESSED_RELEASES && other.len() <= MAX_GUESSED_RELEASES).then_some(Guess { local: out, other })
 }
 
 /// Keys of a top-level block map `key:` at its first indentation level, as the text spells them.
@@ -1193,6 +1221,20 @@ mod tests {
             Some(vec![s("a", None), s("b", Some("nb"))])
         );
         assert_eq!(guess("environments:\n  prod: {}\n"), Some(vec![]));
+        // The releases the early template leaves out: installed, and not a directory chart.
+        std::fs::write(
+            &f,
+            "releases:\n  - name: cm\n    namespace: cm\n    chart: jetstack/cert-manager\n  - name: p\n    \
+             chart: charts/p\n  - name: gone\n    chart: oci://r/c\n    installed: false\n  - name: a\n    chart: ./a\n",
+        )
+        .unwrap();
+        assert_eq!(
+            guessed_releases(&f),
+            Some(Guess {
+                local: vec![s("a", None)],
+                other: vec![s("cm", Some("cm")), s("p", None)]
+            })
+        );
         for unreadable in [
             "releases:\n  - name: a-{{ .Environment.Name }}\n    chart: ./charts/a\n",
             "bases:\n  - base.yaml\n---\nreleases:\n  - name: a\n    chart: ./charts/a\n",

@@ -1,6 +1,7 @@
 //! Loading the stack before anything is rendered: the entry state, the environments it declares,
-//! and each environment's state model (`helmfile list` and `helmfile build`, run through
-//! `crate::tools`). `render` consumes what this returns.
+//! and each environment's state model (`helmfile build`, and `helmfile list` where helmfile
+//! refuses a release or the render cannot vouch for the build, run through `crate::tools`).
+//! `render` consumes what this returns.
 
 use super::failure::{self, Refusal, RefusalKind};
 use super::load::{add_refused, build, env_state, list, Listed};
@@ -168,13 +169,11 @@ pub struct Inputs<'a> {
     pub opts: &'a Options,
 }
 
-/// One environment as helmfile loaded it: the build's state documents, helmfile's `list` of the
-/// same selection, and the releases helmfile refused (left out of both, each with the entries
-/// of an earlier `list` that describe it).
+/// One environment as helmfile loaded it: the build's state documents, and the releases helmfile
+/// refused (left out of the build, each with the entries of `helmfile list` that describe it).
 #[derive(Debug, Clone, Default)]
 pub struct Built {
     pub docs: Vec<StateDoc>,
-    pub listed: Vec<Listed>,
     pub refused: Vec<(Refusal, Vec<Listed>)>,
 }
 
@@ -182,45 +181,30 @@ pub struct Built {
 /// environment is given up as not loadable.
 pub const MAX_REFUSED: usize = 16;
 
-/// Load an environment with helmfile: `helmfile list` (helmfile's own listing of the releases)
-/// and `helmfile build`, side by side. When helmfile refuses a release while loading the state (a release
-/// declared twice in one state file; an OCI chart version that is not semver), both run again
-/// without it, so the rest is judged, and the refusal is kept so the rules can report the release.
-/// `on_list` sees the first listing that loads (to start `helmfile template` early).
-pub fn load_env(tools: &Tools, entry: &Path, env: &str, on_list: &mut dyn FnMut(&[Listed])) -> Result<Built> {
+/// Load an environment with `helmfile build`. When helmfile refuses a release while loading the
+/// state (a release declared twice in one state file; an OCI chart version that is not semver),
+/// `helmfile list` (which prepares no chart, so it lists a release whose OCI version `build`
+/// refuses) says which releases of that name there are, the build runs again without the
+/// refused one, so the rest is judged, and the refusal is kept so the rules can report the
+/// release. That the build printed every release helmfile sees is checked after the render
+/// (`render::helmfile::render_env` sees what `helmfile template` rendered; else `check_complete`).
+pub fn load_env(tools: &Tools, entry: &Path, env: &str) -> Result<Built> {
     let mut refused: Vec<(Refusal, Vec<Listed>)> = Vec::new();
     let mut last_list: Vec<Listed> = Vec::new();
-    let mut listed_once = false;
     for _ in 0..=MAX_REFUSED {
         let excl: Vec<Refusal> = refused.iter().map(|(r, _)| r.clone()).collect();
-        // `helmfile build` runs beside `helmfile list` (it used to wait for it): when the list fails,
-        // the build's result is dropped unread, as if it had never run.
-        let step = std::thread::scope(|s| {
-            let built = s.spawn(|| build(tools, entry, env, &excl));
-            let listed = list(tools, entry, env, &excl);
-            if let Ok(l) = &listed {
-                if !listed_once {
-                    listed_once = true;
-                    on_list(l);
-                }
-                last_list = l.clone();
-            }
-            let built = built.join().unwrap_or_else(|_| {
-                Err(anyhow::anyhow!(
-                    "environment {env}: the thread running `helmfile build` panicked"
-                ))
-            });
-            listed.and_then(|l| built.map(|docs| (l, docs)))
-        });
-        let e = match step {
-            Ok((listed, docs)) => return Ok(Built { docs, listed, refused }),
+        let e = match build(tools, entry, env, &excl) {
+            Ok(docs) => return Ok(Built { docs, refused }),
             Err(e) => e,
         };
         let Some(mut r) = failure::refusal(&format!("{e:#}")) else {
             return Err(e);
         };
-        // The releases of that name helmfile listed (none for a release declared twice:
-        // helmfile refuses to list it too). One of them: its namespace is known.
+        // The releases of that name helmfile lists (none for a release declared twice:
+        // helmfile refuses to list it too; then an earlier round's list, if any, stands).
+        if let Ok(l) = list(tools, entry, env, &excl) {
+            last_list = l;
+        }
         let named: Vec<Listed> = last_list.iter().filter(|l| l.name == r.name).cloned().collect();
         if r.namespace.is_none() && named.len() == 1 {
             r.namespace = Some(named[0].namespace.clone());
@@ -250,26 +234,32 @@ pub fn load_env(tools: &Tools, entry: &Path, env: &str, on_list: &mut dyn FnMut(
     )
 }
 
+/// That `helmfile build` printed every release helmfile sees, asked of `helmfile list` (run with
+/// the same releases left out): for the renders that do not show it themselves (see
+/// `render::helmfile::render_env`; `super::complete`).
+pub fn check_complete(tools: &Tools, entry: &Path, environment: &str, built: &Built) -> Result<()> {
+    let excl: Vec<Refusal> = built.refused.iter().map(|(r, _)| r.clone()).collect();
+    let listed = list(tools, entry, environment, &excl)?;
+    super::complete::check_build_complete(&built.docs, &listed, environment)
+}
+
 /// Load the state of an environment (see `load_env`): helmfile loads every release itself
 /// (offline and with a mirror, the helm front answers the pulls it makes while loading); remote
 /// charts are fetched, checked against the lock and rendered by us (see `plan`), never by
 /// helmfile. `prebuilt`: the environment's load when the caller already has it (the `default`
-/// load that lists the environments).
+/// load that lists the environments). The caller checks that the build is complete
+/// (`check_complete`, or the render's own witness).
 pub fn load_state(
     tools: &Tools,
     inputs: &Inputs,
     environment: &str,
     prebuilt: Option<Built>,
-    on_list: &mut dyn FnMut(&[Listed]),
 ) -> Result<(Vec<StateDoc>, EnvState)> {
     let Inputs { entry, root, .. } = *inputs;
     let built = match prebuilt {
         Some(b) => b,
-        None => load_env(tools, entry, environment, on_list)?,
+        None => load_env(tools, entry, environment)?,
     };
-    // Every release helmfile lists must be in the build (a sub-helmfile's `selectors:` leave
-    // releases out of both: helmfile would not deploy them, so they are not judged).
-    super::complete::check_build_complete(&built.docs, &built.listed, environment)?;
     let mut state = env_state(environment, &built.docs, root, entry);
     add_refused(&mut state, &built.refused, &built.docs, root, entry);
     Ok((built.docs, state))
@@ -279,7 +269,7 @@ pub fn load_state(
 /// (which is returned too, so `default` need not be loaded again). helmfile loads every state
 /// for `default`, also those that declare only other environments.
 pub fn environment_names(tools: &dyn Fn() -> Result<Tools>, entry: &Path) -> Result<(Vec<String>, Option<Built>)> {
-    let built = load_env(&tools()?, entry, "default", &mut |_| {})?;
+    let built = load_env(&tools()?, entry, "default")?;
     let n = super::load::environment_names(&built.docs, entry);
     Ok((n, Some(built)))
 }
