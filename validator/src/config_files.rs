@@ -221,7 +221,8 @@ fn hcl(text: &str) -> Option<Content> {
 
 /// INI and Java-properties text: every line that is not blank or a comment is a `[section]` or
 /// a `key=value`/`key: value` assignment (prose is not INI); keys outside a section sit at the
-/// top level, the others under their section.
+/// top level, the others under their section (a section named twice is one; a section named
+/// like a top-level key sits beside its value in a list).
 fn ini(text: &str) -> Option<Content> {
     let assignments = text
         .lines()
@@ -260,7 +261,13 @@ fn ini(text: &str) -> Option<Content> {
             None => top.extend(m),
             Some(s) => match top.get_mut(s) {
                 Some(Value::Object(existing)) => existing.extend(m),
-                _ => {
+                // A top-level key named like a section: both are kept (as a list, whose items
+                // `leaf_key` sees through), so neither hides a switch of the other.
+                Some(other) => {
+                    let before = other.take();
+                    *other = Value::Array(vec![before, Value::Object(m)]);
+                }
+                None => {
                     top.insert(s.to_string(), Value::Object(m));
                 }
             },

@@ -137,6 +137,19 @@ fn a_repeated_ini_section_keeps_both_halves() {
     );
 }
 
+/// A top-level key named like a section keeps its value: `tls_skip_verify=true` before a
+/// `[tls_skip_verify]` section is still found (it was replaced by the section).
+#[test]
+fn a_top_level_key_named_like_a_section_is_kept() {
+    let text = "tls_skip_verify = true\n[tls_skip_verify]\nnote = x\n[tls_skip_verify]\nca = y\n";
+    let Content::Config(Format::Ini, v) = read("a.ini", text) else {
+        panic!("INI");
+    };
+    // Every occurrence is kept, each under its own list item.
+    assert_eq!(v, json!({"tls_skip_verify": [["true", {"note": "x"}], {"ca": "y"}]}));
+    assert_eq!(switch("a.ini", text, Format::Ini, "tls_skip_verify"), json!("true"));
+}
+
 /// A section header is a line that both opens and closes with a bracket: a line that only opens
 /// or only closes makes the file not INI (read as text, never as an empty document).
 #[test]

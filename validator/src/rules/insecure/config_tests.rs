@@ -222,3 +222,19 @@ fn a_file_nested_without_brackets_beyond_the_bound_is_read_as_too_deep() {
         );
     }
 }
+
+/// An INI switch at the top level is found when a section bears its name (the section once
+/// replaced it); the same file with the safe value is silent.
+#[test]
+fn an_ini_switch_named_like_a_section_is_found() {
+    for (value, fires) in [("true", true), ("false", false)] {
+        let text = format!("tls_skip_verify = {value}\n[tls_skip_verify]\nnote = a\n");
+        for (place, obj) in places("client.ini", &text) {
+            let found = run(INSECURE_FLAG, &obj);
+            assert_eq!(found.len(), usize::from(fires), "{value} in {place}: {found:#?}");
+            if fires {
+                assert!(found[0].message.contains("tls_skip_verify"), "{}", found[0].message);
+            }
+        }
+    }
+}
