@@ -345,6 +345,10 @@ pub fn fuzz_read(input: &str) -> usize {
 }
 
 #[cfg(test)]
+#[path = "config_files_tests.rs"]
+mod config_files_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -368,6 +368,32 @@ fn the_upgrade_render_is_compared_with_the_install_render() {
     assert!(!upgrade("same"), "{f:?}");
 }
 
+/// The upgrade render renders only the releases that ask, by name: a remote release beside them
+/// (not rendered offline) is never swept into it, so a chart that renders the same either way
+/// gets no finding.
+#[test]
+fn the_upgrade_render_leaves_the_remote_releases_out() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path();
+    chart(s, "same", "and .Release.IsUpgrade .Release.IsInstall");
+    state(
+        s,
+        &["same"],
+        "repositories:\n  - name: jetstack\n    url: https://charts.jetstack.io\n",
+    );
+    let mut text = std::fs::read_to_string(s.join("helmfile.yaml")).unwrap();
+    text.push_str(
+        "  - name: cm\n    namespace: cert-manager\n    chart: jetstack/cert-manager\n    version: v1.16.0\n",
+    );
+    write(&s.join("helmfile.yaml"), &text);
+    let (_, f, err) = check(s);
+    assert!(
+        !f.iter()
+            .any(|(r, rel, _)| r == "render-depends-on-cluster" && rel == "apps/same"),
+        "{f:?}\n{err}"
+    );
+}
+
 /// Every hook whose effect the render does not include is reported in every mode, online too,
 /// whatever program it runs, naming the release, the event, the command and the hook's line: a
 /// `presync` hook (only apply runs it) running kubectl or a script of the repository, and a

@@ -340,7 +340,7 @@ pub fn render_env(
     state: EnvState,
     early: Option<Early>,
 ) -> Result<EnvRender> {
-    render_env_witnessed(tools, inputs, environment, state, early).map(|(r, _)| r)
+    render_picked(tools, inputs, environment, state, early, false).map(|(r, _)| r)
 }
 
 /// `render_env`, and whether its `helmfile template` vouched that the build printed every release
@@ -353,6 +353,20 @@ pub fn render_env_witnessed(
     environment: &str,
     state: EnvState,
     early: Option<Early>,
+) -> Result<(EnvRender, bool)> {
+    render_picked(tools, inputs, environment, state, early, true)
+}
+
+/// `render_env` (`witness`: false; the releases are rendered by name, as the second renders of
+/// an environment's releases, `--api-versions` and `--is-upgrade`, are given a part of the state)
+/// or `render_env_witnessed` (`witness`: true).
+fn render_picked(
+    tools: &Tools,
+    inputs: &Inputs,
+    environment: &str,
+    state: EnvState,
+    early: Option<Early>,
+    witness: bool,
 ) -> Result<(EnvRender, bool)> {
     let Inputs {
         entry,
@@ -402,11 +416,12 @@ pub fn render_env_witnessed(
     // Leaving them out must not leave out a local release (a release without a namespace is left
     // out by name, with every release of that name).
     let leaves_local = |x: &[Selection]| local.iter().any(|l| x.iter().any(|o| selects(o, l)));
-    let all_but = !local.is_empty() && !leaves_local(&others);
+    let all_but = witness && !local.is_empty() && !leaves_local(&others);
     let (mut out_dir, mut template_res, mut pick) = match speculated {
         // The early run left out exactly the releases to leave out, and rendered nothing else.
         Some((Pick::AllBut(x), res))
-            if !leaves_local(&x)
+            if witness
+                && !leaves_local(&x)
                 && others.iter().all(|o| x.iter().any(|p| p == o))
                 // and every release it left out is one the build printed outside `local`
                 // (never one the build may have missed: the render would not show it)
