@@ -3,6 +3,9 @@ import json, os, resource, shutil, statistics, subprocess, sys, tempfile, time
 from pathlib import Path
 
 BIN, RUNS = sys.argv[1], int(sys.argv[2])
+# A path (not a bare command name) is made absolute: the rows run in other directories.
+if os.sep in BIN:
+    BIN = os.path.abspath(BIN)
 ROOT = Path(__file__).resolve().parent.parent
 
 
