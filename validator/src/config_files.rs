@@ -158,7 +158,7 @@ fn parse(name: &str, text: &str) -> Content {
 }
 
 /// The content decides: a shebang is a script, a leading `<` is markup, then JSON, YAML (a
-/// mapping or list), TOML, HCL and INI in turn.
+/// mapping or list), TOML, HCL and INI in turn (YAML and INI only when every key is a name).
 fn sniff(text: &str) -> Content {
     let t = text.trim_start();
     if t.starts_with("#!") {
@@ -173,6 +173,11 @@ fn sniff(text: &str) -> Content {
         .or_else(|| hcl(text))
         .or_else(|| ini(text))
         .filter(|c| match c {
+            // A key with whitespace is written on purpose in JSON, TOML and HCL (quoted, or an
+            // HCL block label): no sentence parses as them, so such a document is configuration.
+            // In YAML and INI an unquoted phrase before `:` or `=` is a key: prose, unless every
+            // key is a name.
+            Content::Config(Format::Json | Format::Toml | Format::Hcl, _) => true,
             Content::Config(_, v) => keys_are_names(v),
             _ => true,
         })

@@ -238,3 +238,33 @@ fn an_ini_switch_named_like_a_section_is_found() {
         }
     }
 }
+
+/// A file without an extension is sniffed: JSON, TOML and HCL with a key that has a space
+/// (`"my server"`, written on purpose) are configuration, and the switch below it is judged; a
+/// YAML sentence with a colon stays prose and is not.
+#[test]
+fn a_sniffed_file_with_a_quoted_key_is_judged_and_prose_is_not() {
+    for (value, fires) in [("true", true), ("false", false)] {
+        let files = [
+            format!("{{\"my server\": {{\"tls_skip_verify\": {value}}}}}"),
+            format!("[servers.\"my server\"]\ntls_skip_verify = {value}\n"),
+            format!("servers \"my server\" {{\n  tls_skip_verify = {value}\n}}\n"),
+        ];
+        for text in &files {
+            for (place, obj) in places("client", text) {
+                let found = run(INSECURE_FLAG, &obj);
+                assert_eq!(
+                    found.len(),
+                    usize::from(fires),
+                    "{value} in {place}: {text}\n{found:#?}"
+                );
+                if fires {
+                    assert!(found[0].message.contains("tls_skip_verify"), "{}", found[0].message);
+                }
+            }
+        }
+    }
+    for (place, obj) in places("NOTES", "never set tls_skip_verify: true\n") {
+        assert!(run(INSECURE_FLAG, &obj).is_empty(), "prose in {place}");
+    }
+}
