@@ -194,3 +194,22 @@ fn fuzz_read_counts_the_leaves_of_every_shape() {
     assert_eq!(fuzz_read("{\"tls_skip_verify\": true}"), 8);
     assert_eq!(fuzz_read("k: v\nk2: v\n"), fuzz_read("k: v\n") * 2);
 }
+
+/// A text that reads in two formats is read in the one its extension names: `a = true` is TOML
+/// and HCL alike (sniffed, TOML comes first), a TOML table header `["x"]` is a JSON list too;
+/// the format is what messages name.
+#[test]
+fn the_extension_names_the_format_of_a_text_two_formats_read() {
+    let both = "tls_skip_verify = true\n";
+    for name in ["a.hcl", "main.tf", "job.nomad", "agent.conf"] {
+        assert_eq!(
+            switch(name, both, Format::Hcl, "tls_skip_verify"),
+            json!(true),
+            "{name}"
+        );
+    }
+    assert_eq!(switch("noext", both, Format::Toml, "tls_skip_verify"), json!(true));
+    let header = "[\"tls_skip_verify\"]\n";
+    assert!(matches!(read("a.toml", header), Content::Config(Format::Toml, _)));
+    assert!(matches!(read("noext", header), Content::Config(Format::Json, _)));
+}
