@@ -9,6 +9,9 @@ import json, os, subprocess, sys, tempfile, time
 from pathlib import Path
 
 BIN = sys.argv[1]
+# A path (not a bare command name) is made absolute: the check runs in another directory.
+if os.sep in BIN:
+    BIN = os.path.abspath(BIN)
 SIZES = [int(s) for s in (sys.argv[2:] or ["5000", "20000", "50000"])]
 # Extra `check` arguments, e.g. NVCF_BENCH_ARGS="-A schema-valid" to time the run without one rule.
 EXTRA = os.environ.get("NVCF_BENCH_ARGS", "").split()
