@@ -297,9 +297,13 @@ fn rendered(g: &Graph) -> impl Iterator<Item = &Object> {
     g.objects.iter().filter(|o| !o.prov.external)
 }
 
-/// The URL's host is loopback, decided by parsing it (`crate::meaning::host`).
+/// The URL's host is loopback: read as every other dial is (`dial::parse_dial`, which takes an
+/// unbracketed IPv6 host as Go's net/url does), else by `crate::meaning::host`.
 fn is_loopback_url(url: &str) -> bool {
-    crate::meaning::host::is_loopback(crate::meaning::host::url_host(url))
+    match dial::parse_dial(url) {
+        Some(d) => d.is_loopback(),
+        None => crate::meaning::host::is_loopback(crate::meaning::host::url_host(url)),
+    }
 }
 
 fn is_http(url: &str) -> bool {

@@ -434,5 +434,8 @@ mod tests {
                 && is_loopback_url("http://localhost")
         );
         assert!(!is_loopback_url("http://openbao.openbao.svc:8200"));
+        // Read as the other dials are: an unbracketed IPv6 host takes its last group for the port.
+        assert!(is_loopback_url("http://::1:8200"));
+        assert!(!is_loopback_url("http://fd00::5:8200"));
     }
 }
