@@ -279,8 +279,16 @@ fn load_then_render(
     )
 }
 
+/// Whether a chart of `state` that was rendered may render differently as an upgrade: one of its
+/// files holds a needle of `tools::mirror::ASKS_NEEDLES` (`IsUpgrade`, `IsInstall`, or the release
+/// object taken whole), the decision the helm front's `may_ask` makes for the twin it renders.
+fn asks_upgrade(root: &Path, state: &crate::stack::EnvState, status: &[crate::render::ReleaseStatus]) -> bool {
+    helmfile::charts_mention(root, state, status, tools::mirror::ASKS_NEEDLES)
+}
+
 /// Every apply after the first is an upgrade (`.Release.IsUpgrade`). When a chart the
-/// environment rendered asks (`IsUpgrade`/`IsInstall`), it is rendered again as an upgrade; a
+/// environment rendered asks (`IsUpgrade`/`IsInstall`, or the release object taken whole:
+/// `asks_upgrade`), it is rendered again as an upgrade; a
 /// release whose objects differ between the two renders (or whose upgrade render fails) gets a
 /// `render-depends-on-cluster` finding naming them, since only the install render is judged.
 ///
@@ -299,7 +307,7 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
             releases: vec![r.clone()],
             ..Default::default()
         };
-        helmfile::charts_mention(inputs.root, &one, &install.status, &[b"IsUpgrade", b"IsInstall"])
+        asks_upgrade(inputs.root, &one, &install.status)
     };
     let rendered = |r: &crate::stack::Release| install.status.iter().any(|s| s.rendered && s.id() == r.id());
     let asking: Vec<String> = install
@@ -396,4 +404,120 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
         }
     }
     Ok(install)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The gate's decision that a chart asks for the upgrade render (`asks_upgrade`) and the helm
+    /// front's (`may_ask`, which renders the twin) agree on every shape of reading the fields
+    /// `--is-upgrade` flips: by name, or through the release object taken whole (a function, a
+    /// variable, `with`, a helper, a string key). `.Release.Name`/`.Namespace`/`.Service` alone do
+    /// not ask; a key computed from pieces is not seen by either (a known limit).
+    #[test]
+    fn the_gate_and_the_front_agree_on_which_charts_ask() {
+        use std::os::unix::fs::PermissionsExt;
+        let table: &[(&str, &str, bool)] = &[
+            ("field", "{{ if .Release.IsUpgrade }}x{{ end }}", true),
+            ("install", "{{ if not $.Release.IsInstall }}x{{ end }}", true),
+            ("index-key", "{{ if index .Release \"IsUpgrade\" }}x{{ end }}", true),
+            (
+                "computed",
+                "{{ if index .Release (printf \"Is%s\" \"Upgrade\") }}x{{ end }}",
+                true,
+            ),
+            (
+                "variable",
+                "{{ $r := .Release }}{{ if get $r (print \"Is\" \"Upgrade\") }}x{{ end }}",
+                true,
+            ),
+            ("with", "{{ with .Release }}{{ toJson . }}{{ end }}", true),
+            ("json", "{{ $.Release | toJson }}", true),
+            ("helper", "{{ template \"x\" .Release }}", true),
+            ("tight", "{{.Release}}", true),
+            ("paren", "{{ (.Release) | toYaml }}", true),
+            ("tab", "{{ toJson .Release\t}}", true),
+            ("line-end", "{{ include \"x\"\n  .Release\n}}", true),
+            ("crlf", "{{ include \"x\"\r\n  .Release\r\n}}", true),
+            ("root-key", "{{ index . \"Release\" }}", true),
+            ("raw-key", "{{ index $ `Release` }}", true),
+            (
+                "names",
+                "{{ .Release.Name }} {{ $.Release.Namespace }} {{ .Release.Service }}",
+                false,
+            ),
+            (
+                "other",
+                "{{ .Values.ReleaseName }} {{ .Values.Release.x }} Release notes",
+                false,
+            ),
+            ("pieces", "{{ index . (print \"Rel\" \"ease\") }}", false),
+        ];
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        let log = p.join("real.log");
+        let real = p.join("real-helm");
+        std::fs::write(&real, format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display())).unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let tools = tools::Tools {
+            helmfile: "/bin/false".into(),
+            helm: real,
+            env: Vec::new(),
+            writable: None,
+            ns: None,
+            network: true,
+        };
+        std::fs::create_dir_all(p.join("front")).unwrap();
+        let front = tools::mirror::front(&tools, None, false, None, &p.join("front"))
+            .unwrap()
+            .helm;
+        for x in ["render/out.upgrade", "render/out.upgrade-status"] {
+            std::fs::create_dir_all(p.join(x)).unwrap();
+        }
+        for (name, template, asks) in table {
+            let c = p.join("charts").join(name);
+            std::fs::create_dir_all(c.join("templates")).unwrap();
+            std::fs::write(c.join("Chart.yaml"), format!("name: {name}\n")).unwrap();
+            std::fs::write(c.join("templates/t.yaml"), template).unwrap();
+            // The gate's decision.
+            let r = crate::testkit::rel(
+                "helmfile.yaml",
+                1,
+                "apps",
+                name,
+                crate::testkit::local(&format!("charts/{name}")),
+            );
+            let status = crate::render::ReleaseStatus {
+                name: name.to_string(),
+                namespace: "apps".into(),
+                chart: format!("charts/{name}"),
+                version: None,
+                installed: true,
+                rendered: true,
+                reason: None,
+                objects: 1,
+                mirror: None,
+            };
+            let gate = asks_upgrade(p, &crate::testkit::state(vec![r], Vec::new()), &[status]);
+            // The front's: a second (`--is-upgrade`) run of the same call.
+            std::fs::remove_file(&log).ok();
+            let out = p.join(format!("render/out/0123abcd/apps__{name}"));
+            let o = std::process::Command::new(&front)
+                .args(["template", name, &format!("charts/{name}"), "--output-dir"])
+                .arg(&out)
+                .current_dir(p)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+            let runs = std::fs::read_to_string(&log).unwrap_or_default();
+            let front_asks = runs.lines().any(|l| {
+                l.ends_with(&format!(
+                    "--is-upgrade --output-dir {}",
+                    p.join(format!("render/out.upgrade/0123abcd/apps__{name}")).display()
+                ))
+            });
+            assert_eq!((gate, front_asks), (*asks, *asks), "{name}: {template:?}\n{runs}");
+        }
+    }
 }

@@ -25,6 +25,36 @@ pub fn tarball(dir: &Path, chart: &str, version: &str) -> Option<PathBuf> {
     .find(|p| p.is_file())
 }
 
+/// What makes a chart "ask" for the upgrade render: a file holding one of these may render
+/// differently as an upgrade. `IsUpgrade`/`IsInstall` name the two fields `--is-upgrade` flips
+/// (also as `index .Release "IsUpgrade"`); the others are the release object taken whole, by
+/// structure: `.Release` (`$.Release`, `$r.Release`) not followed by a field (`.Release | toJson`,
+/// `$r := .Release`, `with .Release`, `template "x" .Release`, `index .Release (printf …)`), or
+/// `"Release"`/`` `Release` `` as a key (`index . "Release"`), which reads every field it holds,
+/// these two included. `.Release.Name`, `.Release.Namespace`, `.Release.Service` alone do not ask.
+/// The front's `may_ask` greps [`ASKS_PATTERN`], which matches the same texts; the two are
+/// checked against each other on one table of templates (`pipeline::tests`).
+pub const ASKS_NEEDLES: &[&[u8]] = &[
+    b"IsUpgrade",
+    b"IsInstall",
+    b".Release ",
+    b".Release\t",
+    b".Release\n",
+    b".Release\r",
+    b".Release\x0b",
+    b".Release\x0c",
+    b".Release)",
+    b".Release}",
+    b".Release|",
+    b"\"Release\"",
+    b"`Release`",
+];
+
+/// [`ASKS_NEEDLES`] as one `grep -E` pattern (in the C locale): `$` is the end of a line, where
+/// the needle holds `\n` (a file ending in `.Release` without a newline matches here only: no
+/// template ends inside an action).
+pub const ASKS_PATTERN: &str = r#"IsUpgrade|IsInstall|\.Release([[:space:]|)}]|$)|"Release"|`Release`"#;
+
 fn shq(p: &Path) -> String {
     format!("'{}'", p.display().to_string().replace('\'', "'\\''"))
 }
@@ -98,18 +128,20 @@ local_chart() {{
 # May a chart among the arguments ask `.Release.IsUpgrade` or `.Release.IsInstall`? A chart directory
 # or archive whose files mention either, or that holds an archive (a vendored subchart, not read
 # here), or that cannot be read, may.
+# (Its pattern is nvcf-validate's ASKS_PATTERN: the fields --is-upgrade flips, or the release object
+# taken whole.)
 may_ask() {{
   for a in "$@"; do
     case "$a" in -*) continue ;; esac
     if [ -f "$a/Chart.yaml" ]; then
-      grep -RqaE 'IsUpgrade|IsInstall' "$a" 2>/dev/null && return 0
+      LC_ALL=C grep -RqaE {asks} "$a" 2>/dev/null && return 0
       [ -n "$(find -L "$a" \( -name '*.tgz' -o -name '*.tar.gz' -o -name '*.tar' \) -type f 2>/dev/null | head -n 1)" ] && return 0
     else
       case "$a" in *.tgz|*.tar.gz) ;; *) continue ;; esac
       [ -f "$a" ] || continue
       list=$(tar -tzf "$a" 2>/dev/null) || return 0
       case "$list" in *.tgz*|*.tar.gz*|*.tar*) return 0 ;; esac
-      tar -xzOf "$a" 2>/dev/null | grep -qaE 'IsUpgrade|IsInstall' && return 0
+      tar -xzOf "$a" 2>/dev/null | LC_ALL=C grep -qaE {asks} && return 0
     fi
   done
   return 1
@@ -278,6 +310,7 @@ serve "$tmp/$chart-$pv.tgz"
         work = shq(&work),
         marker = super::seal::PLACEHOLDER_MARKER,
         answer = answer.map(shq).unwrap_or_else(|| "''".into()),
+        asks = format!("'{}'", ASKS_PATTERN.replace('\'', "'\\''")),
     );
     std::fs::write(&path, script).with_context(|| format!("writing {}", path.display()))?;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
