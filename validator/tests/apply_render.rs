@@ -22,6 +22,19 @@ fn write(p: &Path, text: &str) {
 /// A chart `name` whose template renders a Deployment with image `web:latest` when `condition`
 /// (a template expression) holds, else `web:1.0.0`.
 fn chart(stack: &Path, name: &str, condition: &str) {
+    chart_tag(
+        stack,
+        name,
+        &format!("{{{{ if {condition} }}}}latest{{{{ else }}}}1.0.0{{{{ end }}}}"),
+    );
+}
+
+/// The line of the image in [`chart_tag`]'s template.
+const IMAGE_LINE: usize = 14;
+
+/// A chart `name` whose template renders a Deployment with image `web:` and `tag` (template text)
+/// at line [`IMAGE_LINE`] of `templates/deployment.yaml`.
+fn chart_tag(stack: &Path, name: &str, tag: &str) {
     let dir = stack.join("charts").join(name);
     write(
         &dir.join("Chart.yaml"),
@@ -43,7 +56,7 @@ spec:
     spec:
       containers:
         - name: web
-          image: registry.example.com/web:{{{{ if {condition} }}}}latest{{{{ else }}}}1.0.0{{{{ end }}}}
+          image: registry.example.com/web:{tag}
 "#
         ),
     );
@@ -366,6 +379,149 @@ fn the_upgrade_render_is_compared_with_the_install_render() {
     };
     assert!(upgrade("upgrades"), "{f:?}");
     assert!(!upgrade("same"), "{f:?}");
+}
+
+/// One `render-depends-on-cluster` finding: `(release, file, line, message)`.
+type Read = (String, String, Option<u64>, String);
+
+/// Each `render-depends-on-cluster` finding of `check --offline`, with the exit code and stderr.
+fn cluster_reads_of(stack: &Path) -> (i32, Vec<Read>, String) {
+    let args = ["check", "--file", ".", "--offline", "--no-cache", "--format", "json"];
+    let (code, report, stderr) = run_gate(stack, &args, None);
+    let found = report["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|f| f["rule"] == "render-depends-on-cluster")
+        .map(|f| {
+            (
+                f["release"].as_str().unwrap_or("").to_string(),
+                f["source"]["file"].as_str().unwrap_or("").to_string(),
+                f["source"]["line"].as_u64(),
+                f["message"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    (code, found, stderr)
+}
+
+/// `helm template` renders `.Release.Revision` as 1, with `--is-upgrade` too; every apply after
+/// the first renders the release's next revision (2, 3, …), which no offline render has. So every
+/// read of it is a `render-depends-on-cluster` finding at its file and line: a branch on it, a
+/// value written into an object (an annotation), the release object taken whole (a variable, a
+/// helper given `.Release`, a string key). A chart reading only the release's name and namespace,
+/// and release notes reading the revision (never installed), stay silent.
+#[test]
+fn a_template_reading_the_release_revision_is_reported_at_its_line() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path();
+    // Insecure (the moving tag) from the second apply on: passed the gate before.
+    chart(s, "branches", "gt (int .Release.Revision) 1");
+    // Written into an annotation: the object installed is not the one judged.
+    chart_tag(s, "writes", "1.0.0");
+    write(
+        &s.join("charts/writes/templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: writes\n  annotations:\n    revision: {{ .Release.Revision | quote }}\n",
+    );
+    chart_tag(
+        s,
+        "whole",
+        "{{ $r := .Release }}{{ if gt (int $r.Revision) 1 }}latest{{ else }}1.0.0{{ end }}",
+    );
+    chart_tag(s, "helper", "{{ include \"tag\" .Release }}");
+    write(
+        &s.join("charts/helper/templates/_helpers.tpl"),
+        "{{- define \"tag\" -}}\n{{ if gt (int (index . \"Revision\")) 1 }}latest{{ else }}1.0.0{{ end }}\n{{- end }}\n",
+    );
+    // The near miss: the release's name and namespace; the revision in the notes only.
+    chart_tag(s, "names", "{{ .Release.Name }}-{{ $.Release.Namespace }}");
+    write(
+        &s.join("charts/names/templates/NOTES.txt"),
+        "Installed {{ .Release.Name }} at revision {{ .Release.Revision }}.\n",
+    );
+    state(s, &["branches", "writes", "whole", "helper", "names"], "");
+    let (code, found, err) = cluster_reads_of(s);
+    assert_eq!(code, 1, "{found:?}\n{err}");
+    let at = |r: &str, file: &str, line: usize| {
+        (
+            format!("apps/{r}"),
+            format!("charts/{r}/templates/{file}"),
+            Some(line as u64),
+        )
+    };
+    let mut got: Vec<(String, String, Option<u64>)> =
+        found.iter().map(|(r, f, l, _)| (r.clone(), f.clone(), *l)).collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            at("branches", "deployment.yaml", IMAGE_LINE),
+            at("helper", "_helpers.tpl", 2),
+            at("helper", "deployment.yaml", IMAGE_LINE),
+            at("whole", "deployment.yaml", IMAGE_LINE),
+            at("writes", "cm.yaml", 6),
+        ],
+        "{found:#?}"
+    );
+    for (_, _, _, m) in &found {
+        assert!(m.contains("reads the release revision"), "{m}");
+    }
+}
+
+/// A template that reads `.Release.IsUpgrade` without naming it, through the release object taken
+/// whole (a computed key, a variable, `with`, `$.Release`, `toJson`, a helper given `.Release`, the
+/// key `"Release"` of the root), is rendered as an upgrade too, and its upgrade-only branch is
+/// reported; a chart reading only the release's name is not rendered again.
+#[test]
+fn the_release_object_taken_whole_asks_for_the_upgrade_render() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path();
+    let up = "(print \"Is\" \"Upgrade\")";
+    let branch = |cond: &str| format!("{{{{ if {cond} }}}}latest{{{{ else }}}}1.0.0{{{{ end }}}}");
+    chart(s, "computed", &format!("index .Release {up}"));
+    chart_tag(
+        s,
+        "variable",
+        &format!("{{{{ $r := .Release }}}}{}", branch(&format!("get $r {up}"))),
+    );
+    chart_tag(
+        s,
+        "with",
+        &format!(
+            "{{{{ with .Release }}}}{}{{{{ end }}}}",
+            branch(&format!("index . {up}"))
+        ),
+    );
+    chart(s, "root", &format!("index $.Release {up}"));
+    chart(
+        s,
+        "json",
+        "contains (print \"Is\" \"Upgrade\\\":true\") (toJson .Release)",
+    );
+    chart_tag(s, "helper", "{{ template \"tag\" .Release }}");
+    write(
+        &s.join("charts/helper/templates/_helpers.tpl"),
+        &format!(
+            "{{{{- define \"tag\" -}}}}{}{{{{- end }}}}\n",
+            branch(&format!("index . {up}"))
+        ),
+    );
+    chart(s, "key", &format!("index (index . \"Release\") {up}"));
+    // The near miss: only the release's name, never rendered again.
+    chart(s, "names", "eq .Release.Name \"other\"");
+    let all = ["computed", "variable", "with", "root", "json", "helper", "key", "names"];
+    state(s, &all, "");
+    let (code, found, err) = cluster_reads_of(s);
+    assert_eq!(code, 1, "{found:?}\n{err}");
+    let differs = |r: &str| {
+        found
+            .iter()
+            .any(|(rel, _, _, m)| rel == &format!("apps/{r}") && m.contains("differs from its install render"))
+    };
+    for r in &all[..all.len() - 1] {
+        assert!(differs(r), "{r}: {found:#?}");
+    }
+    assert!(!found.iter().any(|(rel, _, _, _)| rel == "apps/names"), "{found:#?}");
 }
 
 /// The upgrade render of a release helmfile renders is made by the helm front beside the install

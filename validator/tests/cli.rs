@@ -540,6 +540,48 @@ fn lookup_in_a_mirror_chart_is_render_depends_on_cluster() {
     }
 }
 
+/// A remote chart rendered from the mirror whose template reads `.Release.Revision` (1 here, the
+/// next revision at every apply after the first) is `render-depends-on-cluster` as a local one is,
+/// naming the template, its line and the tarball; the same chart reading the release's name is not.
+#[test]
+fn the_revision_in_a_mirror_chart_is_render_depends_on_cluster() {
+    for (value, fires) in [
+        ("{{ .Release.Revision | quote }}", true),
+        ("{{ .Release.Name | quote }}", false),
+    ] {
+        let template =
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\ndata:\n  a: {value}\n");
+        let (d, _, _) = stack_with_mirrored_upstream(&template);
+        let r = check(
+            d.path(),
+            &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
+        );
+        let report = json(&r.stdout);
+        assert_eq!(release_of(&report, "upstream")["rendered"], true, "{}", r.stderr);
+        let found: Vec<String> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                f["rule"] == "render-depends-on-cluster" && f["environment"] == report["environments"][0]["name"]
+            })
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .collect();
+        if fires {
+            assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0]
+                    .contains("upstream/templates/cm.yaml line 6 (in upstream-1.2.3.tgz) reads the release revision"),
+                "{found:?}"
+            );
+        } else {
+            assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+            assert!(found.is_empty(), "{found:?}");
+        }
+    }
+}
+
 #[test]
 fn chart_mirror_renders_only_matching_tarballs() {
     let (d, tgz, sha) = stack_with_mirrored_upstream(

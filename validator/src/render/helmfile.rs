@@ -577,6 +577,10 @@ fn render_picked(
                         i,
                         tarball_cluster_reads(tarball, &work.path().join("unpacked").join(i.to_string())),
                     ));
+                    remote_reads.push((
+                        i,
+                        tarball_revision_reads(tarball, &work.path().join("unpacked-revision").join(i.to_string())),
+                    ));
                 }
                 Err(e) => failed.push((
                     r.id(),
@@ -1207,6 +1211,49 @@ fn tarball_cluster_reads(tarball: &Path, dir: &Path) -> Vec<crate::stack::Cluste
                     other => format!("{other} (in {name})"),
                 },
             }
+        })
+        .collect()
+}
+
+/// The reads of the release revision in a remote chart's templates (its tarball, already checked
+/// against the lock, unpacked into `dir`), as for a local chart (`stack::load::revision_reads`),
+/// each named by its place in the tarball; a tarball that cannot be unpacked here counts as one
+/// that reads it.
+fn tarball_revision_reads(tarball: &Path, dir: &Path) -> Vec<crate::stack::ClusterRead> {
+    let name = tarball.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let unpacked = std::fs::create_dir_all(dir).is_ok()
+        && std::process::Command::new("tar")
+            .arg("-xzf")
+            .arg(tarball)
+            .arg("-C")
+            .arg(dir)
+            .arg("--no-same-owner")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    let read = |what: String| crate::stack::ClusterRead {
+        file: None,
+        line: None,
+        what,
+    };
+    if !unpacked {
+        return vec![read(format!(
+            "its chart tarball {name} could not be unpacked to read its templates for reads of the release revision"
+        ))];
+    }
+    let chart = crate::stack::ChartRef::Local { path: ".".into() };
+    crate::stack::load::revision_reads(&chart, dir)
+        .into_iter()
+        .map(|c| {
+            let at = c.file.as_deref().unwrap_or("").trim_start_matches("./").to_string();
+            let line = c.line.map(|l| format!(" line {l}")).unwrap_or_default();
+            read(if c.what == crate::stack::load::REVISION_READ {
+                format!(
+                    "the chart's template {at}{line} (in {name}) {}",
+                    crate::stack::load::REVISION_WORDS
+                )
+            } else {
+                format!("{at} (in {name}): {}", c.what)
+            })
         })
         .collect()
 }

@@ -445,6 +445,7 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 })
                 .unwrap_or_default();
             let mut cluster_reads = cluster_reads(&chart_ref, &root_abs, defaults);
+            cluster_reads.extend(revision_reads(&chart_ref, &root_abs));
             // Each hook at the line of its `command:`, looked for from the release's declaration on.
             let from = line.unwrap_or(1).saturating_sub(1);
             let after: String = source.lines().skip(from).map(|l| format!("{l}\n")).collect();
@@ -575,6 +576,181 @@ pub fn cluster_reads(chart: &ChartRef, root: &Path, defaults: Option<&Value>) ->
         }
     }
     out
+}
+
+/// What [`revision_reads`] names a read of the release's revision (`ClusterRead::what`).
+pub const REVISION_READ: &str = "the release revision";
+
+/// Why a read of the release revision is reported, after what reads it.
+pub const REVISION_WORDS: &str = "reads the release revision (`.Release.Revision`, or the release object whole): \
+     helm renders it as 1 here, and as the release's next revision (2, 3, …) at every `helmfile apply` after the \
+     first, so what is judged here is not what is installed";
+
+/// Most bytes of one template read for revision reads; a larger one is reported unread.
+const MAX_TEMPLATE_BYTES: u64 = 4 << 20;
+
+/// Where a local chart's templates (subcharts included; `NOTES.txt`, which helm renders into the
+/// release notes and never installs, left out) read the release's revision, at each line
+/// ([`reads_revision`]), as [`REVISION_READ`]. helm renders `.Release.Revision` as 1 in
+/// `helm template`, `--is-upgrade` or not (`pkg/action/install.go`), and as the last revision + 1
+/// at every upgrade (`pkg/action/upgrade.go`): no offline render has the value applied, so every
+/// read is reported, a value only written into an annotation as well (the cluster gets a different
+/// object than the one judged, and rules read annotations: the downward API, reload triggers). A
+/// file that cannot be read, or is too large, counts as one that reads it.
+pub fn revision_reads(chart: &ChartRef, root: &Path) -> Vec<crate::stack::ClusterRead> {
+    use crate::stack::ClusterRead;
+    let ChartRef::Local { path } = chart else {
+        return Vec::new();
+    };
+    let dir = root.join(path);
+    let mut out = Vec::new();
+    let unread = |file: String, why: &str| ClusterRead {
+        file: Some(file),
+        line: None,
+        what: format!("{why}, not read for reads of the release revision"),
+    };
+    for (n, e) in walkdir::WalkDir::new(&dir)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .enumerate()
+    {
+        if n >= MAX_CHART_FILES {
+            out.push(unread(
+                path.clone(),
+                &format!("a chart of more than {MAX_CHART_FILES} files"),
+            ));
+            break;
+        }
+        let e = match e {
+            Ok(e) => e,
+            Err(err) => {
+                let at = err
+                    .path()
+                    .and_then(|p| p.strip_prefix(&dir).ok())
+                    .map(|p| p.to_string_lossy().into_owned());
+                out.push(unread(
+                    format!("{path}/{}", at.unwrap_or_default()),
+                    "a file that cannot be listed",
+                ));
+                continue;
+            }
+        };
+        let inner = e.path().strip_prefix(&dir).unwrap_or(e.path());
+        if !e.file_type().is_file()
+            || !inner.components().any(|c| c.as_os_str() == "templates")
+            || inner
+                .file_name()
+                .is_some_and(|f| f.to_string_lossy().ends_with("NOTES.txt"))
+        {
+            continue;
+        }
+        let file = format!("{path}/{}", inner.to_string_lossy());
+        let mut text = Vec::new();
+        let read = std::fs::File::open(e.path())
+            .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_TEMPLATE_BYTES + 1), &mut text));
+        match read {
+            Err(_) => out.push(unread(file, "a template that cannot be read")),
+            Ok(_) if text.len() as u64 > MAX_TEMPLATE_BYTES => {
+                out.push(unread(
+                    file,
+                    &format!("a template of more than {MAX_TEMPLATE_BYTES} bytes"),
+                ));
+            }
+            Ok(_) => out.extend(
+                reads_revision(&String::from_utf8_lossy(&text))
+                    .into_iter()
+                    .map(|line| ClusterRead {
+                        file: Some(file.clone()),
+                        line: Some(line),
+                        what: REVISION_READ.into(),
+                    }),
+            ),
+        }
+    }
+    out
+}
+
+/// The built-in objects of a template's root other than `.Release`: a field chain that starts at
+/// one of them (`.Values.image.Revision`) is not the release.
+const NOT_THE_RELEASE: &[&str] = &["Values", "Chart", "Capabilities", "Files", "Template", "Subcharts"];
+
+/// The lines (1-based, each once) of a Go template `text` where an action (not a comment, not the
+/// text around actions) reads the release's revision, by structure:
+///
+/// - a field `Revision` of anything but another built-in object (`.Release.Revision`,
+///   `$.Release.Revision`, `$r.Revision`, `.Revision` in `with .Release`, `(.Release).Revision`);
+/// - the release object taken whole, which holds the revision: `.Release` (any receiver) not
+///   followed by a field (`.Release | toJson`, `$r := .Release`, `with .Release`,
+///   `template "x" .Release`);
+/// - the key `"Revision"` or `"Release"` as a string (`index .Release "Revision"`, `index . "Release"`).
+///
+/// A key computed at render time (`index . (print "Rel" "ease")`) is not seen.
+pub fn reads_revision(text: &str) -> Vec<usize> {
+    let b = text.as_bytes();
+    let mut lines: Vec<usize> = Vec::new();
+    // Hits come in order: the newlines are counted from the last one.
+    let (mut counted, mut line) = (0, 1);
+    let mut hit = |i: usize| {
+        line += b[counted..i].iter().filter(|&&c| c == b'\n').count();
+        counted = i;
+        if lines.last() != Some(&line) {
+            lines.push(line);
+        }
+    };
+    let mut i = 0;
+    while let Some(open) = text[i..].find("{{").map(|o| i + o + 2) {
+        i = open;
+        // A comment: `{{/* … */}}`, `{{- /* … */ -}}`.
+        let body = text[i..].trim_start_matches('-').trim_start();
+        if body.starts_with("/*") {
+            let from = text.len() - body.len();
+            i = text[from..].find("*/").map_or(text.len(), |e| from + e + 2);
+            continue;
+        }
+        // The action's tokens, up to its `}}` (never inside a string).
+        while i < b.len() {
+            match b[i] {
+                b'}' if b.get(i + 1) == Some(&b'}') => {
+                    i += 2;
+                    break;
+                }
+                q @ (b'"' | b'`' | b'\'') => {
+                    let start = i + 1;
+                    let mut j = start;
+                    while j < b.len() && b[j] != q {
+                        if q != b'`' && b[j] == b'\\' {
+                            j += 1;
+                        }
+                        j += 1;
+                    }
+                    let s = &text[start..j.min(b.len())];
+                    if q != b'\'' && (s == "Revision" || s == "Release") {
+                        hit(i);
+                    }
+                    i = (j + 1).min(b.len());
+                }
+                b'.' | b'$' => {
+                    let start = i;
+                    while i < b.len() && (b[i].is_ascii_alphanumeric() || matches!(b[i], b'_' | b'.' | b'$')) {
+                        i += 1;
+                    }
+                    let chain = &text[start..i];
+                    // The fields after the receiver (`$`, `$r` or the dot).
+                    let fields: Vec<&str> = chain.split('.').skip(1).filter(|f| !f.is_empty()).collect();
+                    let root_field = chain.starts_with('.') || chain.starts_with("$.");
+                    if root_field && fields.first().is_some_and(|f| NOT_THE_RELEASE.contains(f)) {
+                        continue;
+                    }
+                    if fields.contains(&"Revision") || fields.last() == Some(&"Release") {
+                        hit(start);
+                    }
+                }
+                _ => i += 1,
+            }
+        }
+    }
+    lines
 }
 
 /// The hook events helmfile fires while it renders (`helmfile template`, as the gate runs it, and
@@ -1530,6 +1706,91 @@ mod tests {
         assert!(!calls_lookup("dnsLookup: true"));
         assert!(!calls_lookup("{{/* no lookup here */}}"));
         assert!(!calls_lookup("{{ .Values.lookupTable }}"));
+    }
+
+    /// Each shape that reads the release revision, at its line; the nearby texts that do not.
+    #[test]
+    fn revision_reads_are_found_by_structure() {
+        let reads = |t: &str| reads_revision(t);
+        for t in [
+            "{{ if gt (int .Release.Revision) 1 }}x{{ end }}",
+            "{{ $.Release.Revision }}",
+            "{{- with .Release }}{{ .Revision }}{{ end }}",
+            "{{ $r := .Release }}",
+            "{{ .Release | toJson }}",
+            "{{ toYaml $.Release }}",
+            "{{ template \"x\" .Release }}",
+            "{{ include \"x\" $ctx.Release }}",
+            "{{ index .Release \"Revision\" }}",
+            "{{ index . `Release` }}",
+            "{{ (.Release).Revision }}",
+            "{{.Release}}",
+            "{{ $r.Revision }}",
+        ] {
+            assert_eq!(reads(t), [1], "{t}");
+        }
+        for t in [
+            "{{ .Release.Name }}-{{ .Release.Namespace }} {{ $.Release.Service }}",
+            "{{ .Release.IsUpgrade }}",
+            "{{/* .Release.Revision */}}",
+            "{{- /* .Release\n .Release.Revision */ -}}",
+            "Revision: 3 .Release.Revision \"Release\"",
+            "{{ .Values.image.Revision }} {{ $.Values.Release }} {{ .Chart.Release }}",
+            "{{ \"}} .Release.Revision\" }}",
+            "{{ .ReleaseNotes }} {{ .Revisions }} {{ \"Revisions\" }}",
+            "{{ printf \"%s\" 'R' }}",
+        ] {
+            assert!(reads(t).is_empty(), "{t}: {:?}", reads(t));
+        }
+        // The line of each read, once per line; an action over several lines; an unterminated one.
+        let text = "a: {{ .Release.Name }}\nb: {{ .Release.Revision }} {{ .Release.Revision }}\nc: {{\n  .Release\n}}\n{{ \"é\" }} {{ $.Release";
+        assert_eq!(reads(text), [2, 4, 6]);
+        assert!(reads("{{ \"unterminated").is_empty());
+    }
+
+    /// A chart's templates are read, subcharts included, not its notes or other files.
+    #[test]
+    fn revision_reads_name_the_template_and_line() {
+        let d = tempfile::tempdir().unwrap();
+        let write = |p: &str, t: &str| {
+            let f = d.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, t).unwrap();
+        };
+        write("c/Chart.yaml", "name: c\n");
+        write("c/values.yaml", "x: \"{{ .Release.Revision }}\"\n");
+        write(
+            "c/templates/a.yaml",
+            "kind: ConfigMap\ndata:\n  r: {{ .Release.Revision | quote }}\n",
+        );
+        write("c/templates/NOTES.txt", "revision {{ .Release.Revision }}\n");
+        write("c/charts/s/templates/b.yaml", "\n{{ $r := .Release }}\n");
+        write("c/templates/big.yaml", &" ".repeat(MAX_TEMPLATE_BYTES as usize + 1));
+        let chart = ChartRef::Local { path: "c".into() };
+        let got: Vec<(Option<String>, Option<usize>, String)> = revision_reads(&chart, d.path())
+            .into_iter()
+            .map(|r| (r.file, r.line, r.what))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    Some("c/charts/s/templates/b.yaml".into()),
+                    Some(2),
+                    REVISION_READ.to_string()
+                ),
+                (Some("c/templates/a.yaml".into()), Some(3), REVISION_READ.to_string()),
+                (
+                    Some("c/templates/big.yaml".into()),
+                    None,
+                    format!("a template of more than {MAX_TEMPLATE_BYTES} bytes, not read for reads of the release revision")
+                ),
+            ]
+        );
+        let remote = ChartRef::Oci {
+            url: "oci://r.example.com/c".into(),
+        };
+        assert!(revision_reads(&remote, d.path()).is_empty());
     }
 
     #[test]

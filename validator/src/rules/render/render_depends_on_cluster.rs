@@ -1,6 +1,6 @@
 //! `render-depends-on-cluster`: what a release installs depends on the live cluster at apply
-//! time (`lookup` in its templates, `helmDefaults.reuseValues`), so no offline render, this
-//! gate's included, is the one applied.
+//! time (`lookup` in its templates, `helmDefaults.reuseValues`, the release revision, an upgrade
+//! render that differs), so no offline render, this gate's included, is the one applied.
 
 use super::RENDER_DEPENDS_ON_CLUSTER;
 use crate::finding::Finding;
@@ -21,6 +21,11 @@ pub(super) fn render_depends_on_cluster(ctx: &Ctx) -> Vec<Finding> {
                      returns nothing, so what is judged here may not be what is installed",
                     r.id()
                 ),
+                crate::stack::load::REVISION_READ => format!(
+                    "release {}: the template {}",
+                    r.id(),
+                    crate::stack::load::REVISION_WORDS
+                ),
                 other if other.starts_with("helmDefaults.reuseValues") => format!(
                     "release {}: {other}: at upgrade helm merges the values stored in the cluster for this release, \
                      which the gate cannot see, so what is judged here may not be what is installed",
@@ -39,7 +44,8 @@ pub(super) fn render_depends_on_cluster(ctx: &Ctx) -> Vec<Finding> {
                 )
                 .with_help(
                     "make the render a function of the state and values alone (pass what `lookup` reads as a \
-                         value; drop reuseValues), or waive with the reason the cluster's answer is known",
+                         value; drop reuseValues; read only the release's Name, Namespace and Service), or waive \
+                         with the reason the cluster's answer is known",
                 ),
             );
         }
