@@ -279,11 +279,30 @@ fn load_then_render(
     )
 }
 
-/// Whether a chart of `state` that was rendered may render differently as an upgrade: one of its
-/// files holds a needle of `tools::mirror::ASKS_NEEDLES` (`IsUpgrade`, `IsInstall`, or the release
-/// object taken whole), the decision the helm front's `may_ask` makes for the twin it renders.
-fn asks_upgrade(root: &Path, state: &crate::stack::EnvState, status: &[crate::render::ReleaseStatus]) -> bool {
-    helmfile::charts_mention(root, state, status, tools::mirror::ASKS_NEEDLES)
+/// Whether a release that was rendered may render differently as an upgrade: a file of its chart
+/// holds a needle of `tools::mirror::ASKS_NEEDLES` (`IsUpgrade`, `IsInstall`, or the release
+/// object taken whole), or its values do (`values_ask_upgrade`): the decision the helm front's
+/// `may_ask` makes for the twin it renders.
+fn asks_upgrade(root: &Path, r: &crate::stack::Release, status: &[crate::render::ReleaseStatus]) -> bool {
+    let one = crate::stack::EnvState {
+        releases: vec![r.clone()],
+        ..Default::default()
+    };
+    helmfile::charts_mention(root, &one, status, tools::mirror::ASKS_NEEDLES) || values_ask_upgrade(r)
+}
+
+/// Whether a release's values (and `set:` entries) hold a needle of `tools::mirror::ASKS_NEEDLES`:
+/// a chart that renders them with `tpl` reads what their text reads. Values too large to read ask.
+/// The front's `may_ask` greps the values files and `--set` arguments helm is given alike.
+fn values_ask_upgrade(r: &crate::stack::Release) -> bool {
+    match load::value_strings(&r.values, &r.set) {
+        None => true,
+        Some(strings) => strings.iter().any(|s| {
+            tools::mirror::ASKS_NEEDLES
+                .iter()
+                .any(|n| s.as_bytes().windows(n.len()).any(|w| w == *n))
+        }),
+    }
 }
 
 /// Every apply after the first is an upgrade (`.Release.IsUpgrade`). When a chart the
@@ -302,13 +321,7 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
         return Ok(install);
     }
     let twinned = |id: &str| twins.ran.iter().any(|(r, _)| r == id);
-    let asks = |r: &crate::stack::Release| {
-        let one = crate::stack::EnvState {
-            releases: vec![r.clone()],
-            ..Default::default()
-        };
-        asks_upgrade(inputs.root, &one, &install.status)
-    };
+    let asks = |r: &crate::stack::Release| asks_upgrade(inputs.root, r, &install.status);
     let rendered = |r: &crate::stack::Release| install.status.iter().any(|s| s.rendered && s.id() == r.id());
     let asking: Vec<String> = install
         .state
@@ -499,7 +512,7 @@ mod tests {
                 objects: 1,
                 mirror: None,
             };
-            let gate = asks_upgrade(p, &crate::testkit::state(vec![r], Vec::new()), &[status]);
+            let gate = asks_upgrade(p, &r, &[status]);
             // The front's: a second (`--is-upgrade`) run of the same call.
             std::fs::remove_file(&log).ok();
             let out = p.join(format!("render/out/0123abcd/apps__{name}"));
@@ -518,6 +531,63 @@ mod tests {
                 ))
             });
             assert_eq!((gate, front_asks), (*asks, *asks), "{name}: {template:?}\n{runs}");
+        }
+        // The values: a file (`--values`) or a `--set` string a chart may render with `tpl`.
+        // (name, values file, a --set entry, asks)
+        type Row<'a> = (&'a str, &'a str, Option<(&'a str, &'a str)>, bool);
+        let values: &[Row] = &[
+            (
+                "v-upgrade",
+                "tag: '{{ if .Release.IsUpgrade }}x{{ end }}'\n",
+                None,
+                true,
+            ),
+            ("v-whole", "tag: '{{ $r := .Release }}{{ toJson $r }}'\n", None, true),
+            ("v-bare", "tag: .Release.IsInstall\n", None, true),
+            ("v-names", "tag: '{{ .Release.Name }}'\n", None, false),
+            ("s-upgrade", "{}\n", Some(("tag", "{{ .Release.IsUpgrade }}")), true),
+            ("s-names", "{}\n", Some(("tag", "{{ .Release.Name }}")), false),
+        ];
+        let c = p.join("charts/plain");
+        std::fs::create_dir_all(c.join("templates")).unwrap();
+        std::fs::write(c.join("Chart.yaml"), "name: plain\n").unwrap();
+        std::fs::write(c.join("templates/t.yaml"), "kind: ConfigMap\n").unwrap();
+        for (name, text, set, asks) in values {
+            let mut r = crate::testkit::rel("helmfile.yaml", 1, "apps", name, crate::testkit::local("charts/plain"));
+            r.values = crate::yaml::value(text).unwrap();
+            r.set = set
+                .iter()
+                .map(|(k, v)| (k.to_string(), serde_json::Value::String(v.to_string())))
+                .collect();
+            let status = crate::render::ReleaseStatus {
+                name: name.to_string(),
+                namespace: "apps".into(),
+                chart: "charts/plain".into(),
+                version: None,
+                installed: true,
+                rendered: true,
+                reason: None,
+                objects: 1,
+                mirror: None,
+            };
+            let gate = asks_upgrade(p, &r, &[status]);
+            std::fs::remove_file(&log).ok();
+            let file = p.join(format!("{name}.yaml"));
+            std::fs::write(&file, text).unwrap();
+            let out = p.join(format!("render/out/0123abcd/apps__{name}"));
+            let mut cmd = std::process::Command::new(&front);
+            cmd.args(["template", name, "charts/plain", "--output-dir"])
+                .arg(&out)
+                .arg("--values")
+                .arg(&file);
+            for (k, v) in set.iter() {
+                cmd.args(["--set", &format!("{k}={v}")]);
+            }
+            let o = cmd.current_dir(p).output().unwrap();
+            assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+            let runs = std::fs::read_to_string(&log).unwrap_or_default();
+            let front_asks = runs.lines().any(|l| l.contains(" --is-upgrade --output-dir "));
+            assert_eq!((gate, front_asks), (*asks, *asks), "{name}: {text:?} {set:?}\n{runs}");
         }
     }
 }

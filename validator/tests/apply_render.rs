@@ -524,6 +524,43 @@ fn the_release_object_taken_whole_asks_for_the_upgrade_render() {
     assert!(!found.iter().any(|(rel, _, _, _)| rel == "apps/names"), "{found:#?}");
 }
 
+/// A chart that renders a value as a template (`tpl`) reads what that value's text reads: a value
+/// of the state reading `.Release.IsUpgrade` makes the release ask for the upgrade render (its
+/// upgrade-only branch is reported), one reading `.Release.Revision` is a finding at the
+/// release; a value with template text reading only the release's name is neither.
+#[test]
+fn values_rendered_by_tpl_are_read_like_templates() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path();
+    for r in ["upgrades", "revision", "names"] {
+        chart_tag(s, r, "{{ tpl .Values.tag . }}");
+    }
+    let tag = |cond: &str| format!("'{{{{ if {cond} }}}}latest{{{{ else }}}}1.0.0{{{{ end }}}}'");
+    let mut text = String::from("releases:\n");
+    for (r, cond) in [
+        ("upgrades", ".Release.IsUpgrade"),
+        ("revision", "gt (int .Release.Revision) 1"),
+        ("names", "eq .Release.Name \"other\""),
+    ] {
+        // A plain values file: helmfile renders only `.gotmpl` ones (and the state itself).
+        write(&s.join(format!("values/{r}.yaml")), &format!("tag: {}\n", tag(cond)));
+        text.push_str(&format!(
+            "  - name: {r}\n    namespace: apps\n    chart: ./charts/{r}\n    values:\n      - values/{r}.yaml\n"
+        ));
+    }
+    write(&s.join("helmfile.yaml"), &text);
+    let (code, found, err) = cluster_reads_of(s);
+    assert_eq!(code, 1, "{found:?}\n{err}");
+    let says = |r: &str, what: &str| {
+        found
+            .iter()
+            .any(|(rel, _, _, m)| rel == &format!("apps/{r}") && m.contains(what))
+    };
+    assert!(says("upgrades", "differs from its install render"), "{found:#?}");
+    assert!(says("revision", "reads the release revision"), "{found:#?}");
+    assert!(!found.iter().any(|(rel, _, _, _)| rel == "apps/names"), "{found:#?}");
+}
+
 /// The upgrade render of a release helmfile renders is made by the helm front beside the install
 /// render, from the same helm call with `--is-upgrade` (the values files helmfile wrote for it):
 /// one `helmfile template` for the environment, not a second one. A chart that fails only as an

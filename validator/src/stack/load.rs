@@ -430,7 +430,7 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 .and_then(Value::as_array)
                 .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
                 .unwrap_or_default();
-            let set = r
+            let set: Vec<(String, Value)> = r
                 .get("set")
                 .and_then(Value::as_array)
                 .map(|a| {
@@ -456,6 +456,8 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 }
                 read
             }));
+            let values = merged_values(r.get("values"));
+            cluster_reads.extend(values_revision_read(&values, &set));
             let chart_dependencies = chart_dependencies(&chart_ref, &root_abs);
             let helm_args = helmfile_args(
                 defaults
@@ -487,7 +489,7 @@ pub fn env_state(environment: &str, docs: &[StateDoc], root: &Path, entry: &Path
                 installed,
                 needs,
                 declared_values: r.get("values").and_then(Value::as_array).cloned().unwrap_or_default(),
-                values: merged_values(r.get("values")),
+                values,
                 set,
                 file: rel.clone(),
                 line,
@@ -669,6 +671,64 @@ pub fn revision_reads(chart: &ChartRef, root: &Path) -> Vec<crate::stack::Cluste
         }
     }
     out
+}
+
+/// Most values of a release read for template text ([`value_strings`]); past it, the values
+/// count as reading the revision and as asking for the upgrade render.
+const MAX_VALUE_STRINGS: usize = 100_000;
+
+/// Every string of a release's values (`values`) and `set:` entries, keys and names included:
+/// what a chart may render as a template with `tpl`. `None` past [`MAX_VALUE_STRINGS`] values or
+/// 64 levels of nesting (not read whole).
+pub fn value_strings<'a>(values: &'a Value, set: &'a [(String, Value)]) -> Option<Vec<&'a str>> {
+    fn walk<'a>(v: &'a Value, depth: usize, seen: &mut usize, out: &mut Vec<&'a str>) -> bool {
+        *seen += 1;
+        if depth > 64 || *seen > MAX_VALUE_STRINGS {
+            return false;
+        }
+        match v {
+            Value::String(s) => {
+                out.push(s);
+                true
+            }
+            Value::Array(a) => a.iter().all(|x| walk(x, depth + 1, seen, out)),
+            Value::Object(m) => m.iter().all(|(k, x)| {
+                out.push(k);
+                walk(x, depth + 1, seen, out)
+            }),
+            _ => true,
+        }
+    }
+    let (mut seen, mut out) = (0, Vec::new());
+    let whole = walk(values, 0, &mut seen, &mut out)
+        && set.iter().all(|(name, v)| {
+            out.push(name);
+            walk(v, 0, &mut seen, &mut out)
+        });
+    whole.then_some(out)
+}
+
+/// A release whose values hold template text that reads the release revision ([`reads_revision`]
+/// on each string of [`value_strings`]): a chart renders such a value with `tpl`, so it reads
+/// the revision as a template does (one read, at the release). Values too large to read count as
+/// reading it; template text that a chart never renders is reported too (the gate does not follow
+/// which values reach `tpl`).
+pub fn values_revision_read(values: &Value, set: &[(String, Value)]) -> Option<crate::stack::ClusterRead> {
+    let what = match value_strings(values, set) {
+        None => format!(
+            "its values (more than {MAX_VALUE_STRINGS} strings or 64 levels deep) were not read for template text \
+             (what a chart renders with `tpl`) that reads the release revision"
+        ),
+        Some(strings) if strings.iter().any(|s| !reads_revision(s).is_empty()) => {
+            format!("a value holds template text (what a chart renders with `tpl`) that {REVISION_WORDS}")
+        }
+        Some(_) => return None,
+    };
+    Some(crate::stack::ClusterRead {
+        file: None,
+        line: None,
+        what,
+    })
 }
 
 /// The built-in objects of a template's root other than `.Release`: a field chain that starts at
@@ -1746,6 +1806,31 @@ mod tests {
         let text = "a: {{ .Release.Name }}\nb: {{ .Release.Revision }} {{ .Release.Revision }}\nc: {{\n  .Release\n}}\n{{ \"é\" }} {{ $.Release";
         assert_eq!(reads(text), [2, 4, 6]);
         assert!(reads("{{ \"unterminated").is_empty());
+    }
+
+    /// Values (and `set:` strings) with template text reading the revision are one read at the
+    /// release; values too deep to read count as reading it; plain values and the name do not.
+    #[test]
+    fn values_holding_template_text_that_reads_the_revision_are_a_read() {
+        let set = |v: &str| vec![("a.b".to_string(), Value::String(v.into()))];
+        let reads = |values: Value, set: &[(String, Value)]| values_revision_read(&values, set).map(|r| r.what);
+        use serde_json::json;
+        assert!(reads(json!({"tag": "{{ .Release.Revision }}"}), &[])
+            .is_some_and(|w| w.starts_with("a value holds template text")));
+        assert!(reads(json!({"l": [{"{{ $.Release }}": 1}]}), &[]).is_some());
+        assert!(reads(Value::Null, &set("{{ index .Release \"Revision\" }}")).is_some());
+        assert_eq!(
+            reads(
+                json!({"tag": ".Release.Revision", "n": "{{ .Release.Name }}"}),
+                &set("1")
+            ),
+            None
+        );
+        let mut deep = json!("x");
+        for _ in 0..70 {
+            deep = json!([deep]);
+        }
+        assert!(reads(deep, &[]).is_some_and(|w| w.contains("were not read")));
     }
 
     /// A chart's templates are read, subcharts included, not its notes or other files.

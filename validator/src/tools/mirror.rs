@@ -32,6 +32,8 @@ pub fn tarball(dir: &Path, chart: &str, version: &str) -> Option<PathBuf> {
 /// `$r := .Release`, `with .Release`, `template "x" .Release`, `index .Release (printf …)`), or
 /// `"Release"`/`` `Release` `` as a key (`index . "Release"`), which reads every field it holds,
 /// these two included. `.Release.Name`, `.Release.Namespace`, `.Release.Service` alone do not ask.
+/// The release's values count as the chart's files (a chart renders them with `tpl`): its values
+/// files and `--set` strings in the front, `Release::values` and `set` in the gate.
 /// The front's `may_ask` greps [`ASKS_PATTERN`], which matches the same texts; the two are
 /// checked against each other on one table of templates (`pipeline::tests`).
 pub const ASKS_NEEDLES: &[&[u8]] = &[
@@ -131,6 +133,22 @@ local_chart() {{
 # (Its pattern is nvcf-validate's ASKS_PATTERN: the fields --is-upgrade flips, or the release object
 # taken whole.)
 may_ask() {{
+  # The values helm is given (files, and the strings of --set and the other arguments): a chart
+  # may render them as a template (`tpl`). A values file that cannot be read may ask (grep's 2).
+  file=0
+  for a in "$@"; do
+    f=""
+    if [ "$file" = 1 ]; then f="$a"; file=0; fi
+    case "$a" in
+      --values|-f) file=1 ;;
+      --values=*) f="${{a#--values=}}" ;;
+    esac
+    # (One that does not exist fails helm's own call.)
+    if [ -n "$f" ] && [ -e "$f" ]; then
+      LC_ALL=C grep -qaE {asks} "$f" 2>/dev/null; [ "$?" = 1 ] || return 0
+    fi
+  done
+  printf '%s\n' "$@" | LC_ALL=C grep -qaE {asks} && return 0
   for a in "$@"; do
     case "$a" in -*) continue ;; esac
     if [ -f "$a/Chart.yaml" ]; then
