@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 const SKIP_DIRS: &[&str] = &[".git", "target", ".tools", "node_modules", ".cache"];
 
 /// Bumped whenever the cached data layout or the render procedure changes.
-const FORMAT: &str = "nvcf-validate-render-cache-v4";
+const FORMAT: &str = "nvcf-validate-render-cache-v5";
 
 pub struct Cache {
     dir: PathBuf,
