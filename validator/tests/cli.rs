@@ -530,7 +530,82 @@ fn lookup_in_a_mirror_chart_is_render_depends_on_cluster() {
             assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
             assert_eq!(found.len(), 1, "{found:?}");
             assert!(
-                found[0].contains("upstream/templates/cm.yaml line 6") && found[0].contains("upstream-1.2.3.tgz"),
+                found[0].contains("template templates/cm.yaml line 6") && found[0].contains("upstream-1.2.3.tgz"),
+                "{found:?}"
+            );
+        } else {
+            assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+            assert!(found.is_empty(), "{found:?}");
+        }
+    }
+}
+
+/// A remote chart from the mirror that vendors a subchart archive (`charts/sub-0.1.0.tgz` inside
+/// its tarball) whose template calls `lookup` is `render-depends-on-cluster`, naming the template
+/// inside the nested archive and the tarball; the same nesting without the call stays silent.
+#[test]
+fn lookup_in_a_subchart_archive_inside_a_mirror_chart_is_render_depends_on_cluster() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sub-config\ndata:\n";
+    for (sub_data, fires) in [
+        (
+            "  a: {{ (lookup \"v1\" \"Secret\" \"x\" \"y\").data | default \"none\" | toString | quote }}\n",
+            true,
+        ),
+        ("  lookupTable: \"none\"\n", false),
+    ] {
+        let (d, tgz, sha) =
+            stack_with_mirrored_upstream("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\n");
+        // The same upstream chart, packaged again with a vendored subchart archive.
+        let sub = d.path().join("sub-src");
+        std::fs::create_dir_all(sub.join("templates")).unwrap();
+        std::fs::write(sub.join("Chart.yaml"), "apiVersion: v2\nname: sub\nversion: 0.1.0\n").unwrap();
+        std::fs::write(sub.join("templates/cm.yaml"), format!("{cm}{sub_data}")).unwrap();
+        // `helm package` writes a vendored archive back as a directory; a tarball made by other
+        // tools (here GNU tar, as helm's own loader reads it) keeps it an archive.
+        let upstream = d.path().join("upstream-src");
+        helm_package(&sub, &upstream.join("charts"));
+        let o = Command::new("tar")
+            .arg("-czf")
+            .arg(&tgz)
+            .arg("-C")
+            .arg(d.path())
+            .arg("--transform=s,^upstream-src,upstream,")
+            .arg("upstream-src")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let listed = Command::new("tar").arg("-tzf").arg(&tgz).output().unwrap();
+        assert!(
+            String::from_utf8_lossy(&listed.stdout).contains("upstream/charts/sub-0.1.0.tgz"),
+            "{listed:?}"
+        );
+        let new_sha = sha256_file(&tgz);
+        for f in ["charts.lock.yaml", "validator-policy.yaml"] {
+            let p = d.path().join(f);
+            let t = std::fs::read_to_string(&p).unwrap().replace(&sha, &new_sha);
+            std::fs::write(&p, t).unwrap();
+        }
+        let r = check(
+            d.path(),
+            &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
+        );
+        let report = json(&r.stdout);
+        assert_eq!(release_of(&report, "upstream")["rendered"], true, "{}", r.stderr);
+        assert_eq!(release_of(&report, "upstream")["objects"], 2, "{}", r.stderr);
+        let found: Vec<String> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                f["rule"] == "render-depends-on-cluster" && f["environment"] == report["environments"][0]["name"]
+            })
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .collect();
+        if fires {
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0].contains("charts/sub-0.1.0.tgz/templates/cm.yaml line 6")
+                    && found[0].contains("upstream-1.2.3.tgz"),
                 "{found:?}"
             );
         } else {

@@ -761,42 +761,45 @@ pub fn reads_api_versions(root: &Path, state: &EnvState, status: &[ReleaseStatus
     charts_mention(root, state, status, &[b"APIVersions"])
 }
 
-/// Whether a chart the environment rendered holds any of `needles` in one of its files (the
-/// local charts' files are read, a remote chart's tarball is listed with `tar`); what cannot be
-/// read counts as holding them.
+/// Whether a chart the environment rendered holds any of `needles` in one of its files (a local
+/// chart's directory, a remote chart's tarball, each with its subcharts, vendored archives too:
+/// `stack::chart_files::read_chart`); what cannot be read counts as holding them.
 pub fn charts_mention(root: &Path, state: &EnvState, status: &[ReleaseStatus], needles: &[&[u8]]) -> bool {
+    use crate::stack::chart_files::{read_chart, LIMITS};
+    use std::ops::ControlFlow;
     let holds = |b: &[u8]| needles.iter().any(|n| b.windows(n.len()).any(|w| w == *n));
+    let mentions = |chart: &Path| {
+        let mut found = false;
+        let read = read_chart(chart, LIMITS, &mut |_, bytes| {
+            found = holds(bytes);
+            if found {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        found || read.is_err()
+    };
     let rendered = |r: &Release| {
         status
             .iter()
             .any(|s| s.rendered && s.name == r.name && s.namespace == r.namespace)
     };
     for r in state.releases.iter().filter(|r| rendered(r)) {
-        match &r.chart_ref {
-            ChartRef::Local { path } => {
-                for e in walkdir::WalkDir::new(root.join(path)).follow_links(true).into_iter() {
-                    let Ok(e) = e else { return true };
-                    if e.file_type().is_file() && std::fs::read(e.path()).is_ok_and(|b| holds(&b)) {
-                        return true;
-                    }
-                }
-            }
+        let chart = match &r.chart_ref {
+            ChartRef::Local { path } => root.join(path),
             _ => {
                 let tarball = status
                     .iter()
                     .find(|s| s.name == r.name && s.namespace == r.namespace)
                     .and_then(|s| s.mirror.as_ref())
-                    .map(|m| m.tarball.clone());
+                    .map(|m| PathBuf::from(&m.tarball));
                 let Some(t) = tarball else { return true };
-                match std::process::Command::new("tar").arg("-xzOf").arg(&t).output() {
-                    Ok(o) if o.status.success() => {
-                        if holds(&o.stdout) {
-                            return true;
-                        }
-                    }
-                    _ => return true,
-                }
+                t
             }
+        };
+        if mentions(&chart) {
+            return true;
         }
     }
     false
@@ -1052,45 +1055,33 @@ fn helm_template_tarball(
 }
 
 /// The `lookup` calls in a remote chart's templates (its tarball, already checked against the
-/// lock, unpacked into `dir`), as for a local chart (`stack::load::cluster_reads`), each named by
-/// its place in the tarball; a tarball that cannot be unpacked here counts as one that may call it.
+/// lock, read in place with its vendored subchart archives: `stack::load::lookup_calls`), as for
+/// a local chart (`stack::load::cluster_reads`), each named by its place in the tarball; a
+/// tarball not read to its end counts as one that may call it. (`dir` is no longer written: the
+/// tarball is not unpacked.)
 fn tarball_cluster_reads(tarball: &Path, dir: &Path) -> Vec<crate::stack::ClusterRead> {
+    let _ = dir;
     let name = tarball.file_name().unwrap_or_default().to_string_lossy().into_owned();
-    let unpacked = std::fs::create_dir_all(dir).is_ok()
-        && std::process::Command::new("tar")
-            .arg("-xzf")
-            .arg(tarball)
-            .arg("-C")
-            .arg(dir)
-            .arg("--no-same-owner")
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !unpacked {
-        return vec![crate::stack::ClusterRead {
+    let (calls, read) = crate::stack::load::lookup_calls(tarball);
+    let mut out: Vec<crate::stack::ClusterRead> = calls
+        .into_iter()
+        .map(|(at, line)| crate::stack::ClusterRead {
             file: None,
             line: None,
-            what: format!("its chart tarball {name} could not be unpacked to read its templates for `lookup`"),
-        }];
-    }
-    let chart = crate::stack::ChartRef::Local { path: ".".into() };
-    crate::stack::load::cluster_reads(&chart, dir, None)
-        .into_iter()
-        .map(|c| {
-            let at = c.file.as_deref().unwrap_or("").trim_start_matches("./").to_string();
-            let line = c.line.map(|l| format!(" line {l}")).unwrap_or_default();
-            crate::stack::ClusterRead {
-                file: None,
-                line: None,
-                what: match c.what.as_str() {
-                    "lookup" => format!(
-                        "the chart's template {at}{line} (in {name}) calls `lookup`, which reads the live cluster at \
-                         apply time; offline it returns nothing, so what is judged here may not be what is installed"
-                    ),
-                    other => format!("{other} (in {name})"),
-                },
-            }
+            what: format!(
+                "the chart's template {at} line {line} (in {name}) calls `lookup`, which reads the live cluster at \
+                 apply time; offline it returns nothing, so what is judged here may not be what is installed"
+            ),
         })
-        .collect()
+        .collect();
+    if let Err(why) = read {
+        out.push(crate::stack::ClusterRead {
+            file: None,
+            line: None,
+            what: format!("its chart tarball {name} was not read to its end for `lookup`: {why}"),
+        });
+    }
+    out
 }
 
 /// Every file below a render output directory, sorted, as (path relative to `dir` with `/`

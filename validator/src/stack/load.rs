@@ -7,6 +7,7 @@
 //! (`stack::complete`). The state files' text is read only to find the line of each release
 //! declaration (locations in findings) and the order environments are declared in.
 
+use super::chart_files;
 use super::failure::Refusal;
 use super::{ChartRef, EnvState, PostRenderer, Release, Repository};
 use crate::tools::build::{parse_build, StateDoc};
@@ -525,14 +526,10 @@ pub fn devel_from_defaults(release: &Value, defaults: Option<&Value>) -> bool {
         && truthy(defaults.and_then(|h| h.get("devel")))
 }
 
-/// Most files of one local chart read for `lookup` calls; a larger chart is reported as one
-/// that may read the cluster (never partly read).
-const MAX_CHART_FILES: usize = 10_000;
-
 /// Where a release's applied form depends on the cluster (`Release::cluster_reads`): every
-/// `lookup` call in its local chart's templates (subcharts included), and
-/// `helmDefaults.reuseValues: true`. A call is `lookup` where a template can call it: after
-/// `{{`, `(` or `|`, followed by a space (a `lookupTable:` key or a comment is not one).
+/// `lookup` call in its local chart's templates (subcharts included, vendored archives too:
+/// [`lookup_calls`]), and `helmDefaults.reuseValues: true`. A chart not read to its end (past a
+/// bound of [`chart_files::LIMITS`], or a file that cannot be read) is one that may call it.
 pub fn cluster_reads(chart: &ChartRef, root: &Path, defaults: Option<&Value>) -> Vec<crate::stack::ClusterRead> {
     use crate::stack::ClusterRead;
     let mut out = Vec::new();
@@ -544,37 +541,80 @@ pub fn cluster_reads(chart: &ChartRef, root: &Path, defaults: Option<&Value>) ->
         });
     }
     let ChartRef::Local { path } = chart else { return out };
-    let dir = root.join(path);
-    let mut files = 0;
-    for e in walkdir::WalkDir::new(&dir).follow_links(true).sort_by_file_name() {
-        let Ok(e) = e else { continue };
-        files += 1;
-        if files > MAX_CHART_FILES {
-            out.push(ClusterRead {
-                file: Some(path.clone()),
+    let (calls, read) = lookup_calls(&root.join(path));
+    let chart_is_archive = root.join(path).is_file();
+    for (inner, line) in calls {
+        // A call inside an archive is placed at the archive, the file there is.
+        match archive_of(&inner, chart_is_archive) {
+            None => out.push(ClusterRead {
+                file: Some(format!("{path}/{inner}")),
+                line: Some(line),
+                what: "lookup".into(),
+            }),
+            Some((archive, rest)) => out.push(ClusterRead {
+                file: Some(if archive.is_empty() {
+                    path.clone()
+                } else {
+                    format!("{path}/{archive}")
+                }),
                 line: None,
-                what: format!("a chart of more than {MAX_CHART_FILES} files, not read for `lookup`"),
-            });
-            break;
-        }
-        let inner = e.path().strip_prefix(&dir).unwrap_or(e.path());
-        if !e.file_type().is_file() || !inner.components().any(|c| c.as_os_str() == "templates") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(e.path()) else {
-            continue;
-        };
-        for (i, l) in text.lines().enumerate() {
-            if calls_lookup(l) {
-                out.push(ClusterRead {
-                    file: Some(format!("{path}/{}", inner.to_string_lossy())),
-                    line: Some(i + 1),
-                    what: "lookup".into(),
-                });
-            }
+                what: format!(
+                    "the template {rest} line {line} of the chart archive {} calls `lookup`, which reads the live \
+                     cluster at apply time; offline it returns nothing, so what is judged here may not be what is \
+                     installed",
+                    if archive.is_empty() { path.as_str() } else { archive }
+                ),
+            }),
         }
     }
+    if let Err(why) = read {
+        out.push(ClusterRead {
+            file: Some(path.clone()),
+            line: None,
+            what: format!("{why}, not read to its end for `lookup`"),
+        });
+    }
     out
+}
+
+/// Every `lookup` call in the templates of the chart at `chart` (a directory or a chart archive,
+/// its subcharts included, vendored archives too), as (its file's path inside the chart, line),
+/// with why the reading stopped when it did (`chart_files::read_chart`; the calls found before
+/// are kept). A template is a file with a `templates` path component; a call is `lookup` where a
+/// template can call it: after `{{`, `(` or `|`, followed by a space (a `lookupTable:` key or a
+/// comment is not one).
+pub fn lookup_calls(chart: &Path) -> (Vec<(String, usize)>, Result<(), chart_files::Unread>) {
+    let mut calls = Vec::new();
+    let read = chart_files::read_chart(chart, chart_files::LIMITS, &mut |inner, bytes| {
+        if inner.split('/').any(|c| c == "templates") {
+            let text = String::from_utf8_lossy(bytes);
+            for (i, l) in text.lines().enumerate() {
+                if calls_lookup(l) {
+                    calls.push((inner.to_string(), i + 1));
+                }
+            }
+        }
+        std::ops::ControlFlow::Continue(())
+    });
+    (calls, read)
+}
+
+/// The subchart archive a file found by `chart_files::read_chart` is in (its path inside the
+/// chart, the outermost one; empty when the chart itself is an archive) and the file's path
+/// inside that archive, or `None` for a file that is on disk itself.
+fn archive_of(inner: &str, chart_is_archive: bool) -> Option<(&str, &str)> {
+    if chart_is_archive {
+        return Some(("", inner));
+    }
+    let mut end = 0;
+    for part in inner.split('/') {
+        end += part.len();
+        if chart_files::is_subchart_archive(&inner[..end]) {
+            return Some((&inner[..end], inner.get(end + 1..).unwrap_or("")));
+        }
+        end += 1;
+    }
+    None
 }
 
 /// The hook events helmfile fires while it renders (`helmfile template`, as the gate runs it, and
