@@ -540,6 +540,43 @@ fn lookup_in_a_mirror_chart_is_render_depends_on_cluster() {
     }
 }
 
+/// [`stack_with_mirrored_upstream`] whose upstream tarball vendors a subchart archive,
+/// `upstream/charts/sub-0.1.0.tgz`, its one template `sub_template`; the lock and the policy pin
+/// the new tarball. `helm package` writes a vendored archive back as a directory, so the tarball is
+/// made by GNU tar (helm's loader reads it as it reads its own).
+fn stack_with_mirrored_upstream_vendoring(sub_template: &str) -> tempfile::TempDir {
+    let (d, tgz, sha) =
+        stack_with_mirrored_upstream("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\n");
+    let sub = d.path().join("sub-src");
+    std::fs::create_dir_all(sub.join("templates")).unwrap();
+    std::fs::write(sub.join("Chart.yaml"), "apiVersion: v2\nname: sub\nversion: 0.1.0\n").unwrap();
+    std::fs::write(sub.join("templates/sub.yaml"), sub_template).unwrap();
+    let upstream = d.path().join("upstream-src");
+    helm_package(&sub, &upstream.join("charts"));
+    let o = Command::new("tar")
+        .arg("-czf")
+        .arg(&tgz)
+        .arg("-C")
+        .arg(d.path())
+        .arg("--transform=s,^upstream-src,upstream,")
+        .arg("upstream-src")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let listed = Command::new("tar").arg("-tzf").arg(&tgz).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("upstream/charts/sub-0.1.0.tgz"),
+        "{listed:?}"
+    );
+    let new_sha = sha256_file(&tgz);
+    for f in ["charts.lock.yaml", "validator-policy.yaml"] {
+        let p = d.path().join(f);
+        let t = std::fs::read_to_string(&p).unwrap().replace(&sha, &new_sha);
+        std::fs::write(&p, t).unwrap();
+    }
+    d
+}
+
 /// A remote chart from the mirror that vendors a subchart archive (`charts/sub-0.1.0.tgz` inside
 /// its tarball) whose template calls `lookup` is `render-depends-on-cluster`, naming the template
 /// inside the nested archive and the tarball; the same nesting without the call stays silent.
@@ -553,38 +590,7 @@ fn lookup_in_a_subchart_archive_inside_a_mirror_chart_is_render_depends_on_clust
         ),
         ("  lookupTable: \"none\"\n", false),
     ] {
-        let (d, tgz, sha) =
-            stack_with_mirrored_upstream("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\n");
-        // The same upstream chart, packaged again with a vendored subchart archive.
-        let sub = d.path().join("sub-src");
-        std::fs::create_dir_all(sub.join("templates")).unwrap();
-        std::fs::write(sub.join("Chart.yaml"), "apiVersion: v2\nname: sub\nversion: 0.1.0\n").unwrap();
-        std::fs::write(sub.join("templates/cm.yaml"), format!("{cm}{sub_data}")).unwrap();
-        // `helm package` writes a vendored archive back as a directory; a tarball made by other
-        // tools (here GNU tar, as helm's own loader reads it) keeps it an archive.
-        let upstream = d.path().join("upstream-src");
-        helm_package(&sub, &upstream.join("charts"));
-        let o = Command::new("tar")
-            .arg("-czf")
-            .arg(&tgz)
-            .arg("-C")
-            .arg(d.path())
-            .arg("--transform=s,^upstream-src,upstream,")
-            .arg("upstream-src")
-            .output()
-            .unwrap();
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let listed = Command::new("tar").arg("-tzf").arg(&tgz).output().unwrap();
-        assert!(
-            String::from_utf8_lossy(&listed.stdout).contains("upstream/charts/sub-0.1.0.tgz"),
-            "{listed:?}"
-        );
-        let new_sha = sha256_file(&tgz);
-        for f in ["charts.lock.yaml", "validator-policy.yaml"] {
-            let p = d.path().join(f);
-            let t = std::fs::read_to_string(&p).unwrap().replace(&sha, &new_sha);
-            std::fs::write(&p, t).unwrap();
-        }
+        let d = stack_with_mirrored_upstream_vendoring(&format!("{cm}{sub_data}"));
         let r = check(
             d.path(),
             &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
@@ -604,7 +610,7 @@ fn lookup_in_a_subchart_archive_inside_a_mirror_chart_is_render_depends_on_clust
         if fires {
             assert_eq!(found.len(), 1, "{found:?}");
             assert!(
-                found[0].contains("charts/sub-0.1.0.tgz/templates/cm.yaml line 6")
+                found[0].contains("charts/sub-0.1.0.tgz/templates/sub.yaml line 6")
                     && found[0].contains("upstream-1.2.3.tgz"),
                 "{found:?}"
             );
@@ -612,6 +618,51 @@ fn lookup_in_a_subchart_archive_inside_a_mirror_chart_is_render_depends_on_clust
             assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
             assert!(found.is_empty(), "{found:?}");
         }
+    }
+}
+
+/// A remote chart from the mirror whose vendored subchart archive asks `.Release.IsUpgrade` is
+/// rendered again as an upgrade (`upgradeRendered` of `--objects`) and the difference is a
+/// finding; the same nesting that does not ask is not rendered again.
+#[test]
+fn a_subchart_archive_inside_a_mirror_chart_asking_is_upgrade_is_rendered_as_an_upgrade() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sub-config\ndata:\n";
+    for (sub_data, asks) in [
+        (
+            "  a: {{ if .Release.IsUpgrade }}upgrade{{ else }}install{{ end }}\n",
+            true,
+        ),
+        ("  a: install\n", false),
+    ] {
+        let d = stack_with_mirrored_upstream_vendoring(&format!("{cm}{sub_data}"));
+        let objects = d.path().join("objects.json");
+        let r = check(
+            d.path(),
+            &[
+                "--chart-mirror",
+                "mirror",
+                "--format",
+                "json",
+                "-A",
+                "image-pinned",
+                "--objects",
+                objects.to_str().unwrap(),
+            ],
+        );
+        let report = json(&r.stdout);
+        assert_eq!(release_of(&report, "upstream")["rendered"], true, "{}", r.stderr);
+        let doc = json(&std::fs::read_to_string(&objects).unwrap());
+        let upgraded = doc["environments"][0]["upgradeRendered"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "upstream/upstream");
+        let differs = report["findings"].as_array().unwrap().iter().any(|f| {
+            f["rule"] == "render-depends-on-cluster"
+                && f["release"] == "upstream/upstream"
+                && f["message"].as_str().unwrap().contains("upgrade render")
+        });
+        assert_eq!((upgraded, differs), (asks, asks), "{}{}", r.stdout, r.stderr);
     }
 }
 

@@ -408,6 +408,9 @@ mod tests {
         let c = d.path();
         write(&c.join("Chart.yaml"), b"apiVersion: v2\nname: top\nversion: 0.1.0\n");
         write(&c.join("templates/a.yaml"), b"a");
+        // What helm leaves out (.helmignore) is read all the same: more is read, never less.
+        write(&c.join(".helmignore"), b"ignored.yaml\n");
+        write(&c.join("templates/ignored.yaml"), b"i");
         // A subchart directory that vendors an archive itself, and an archive beside it.
         write(&c.join("charts/dir/templates/b.yaml"), b"b");
         write(&c.join("charts/dir/charts/sub-1.0.0.tgz"), &tgz(SUB));
@@ -428,6 +431,7 @@ mod tests {
         assert_eq!(
             paths,
             [
+                ".helmignore",
                 "Chart.yaml",
                 "charts/.skip.tgz",
                 "charts/_skip.tgz",
@@ -439,9 +443,10 @@ mod tests {
                 "charts/sub.tar.gz",
                 "files/sub.tgz",
                 "templates/a.yaml",
+                "templates/ignored.yaml",
             ]
         );
-        assert!(seen[4].1.contains("lookup"), "{seen:?}");
+        assert!(seen[5].1.contains("lookup"), "{seen:?}");
         assert!(!seen.iter().any(|(_, t)| t.contains("hidden")), "{seen:?}");
     }
 

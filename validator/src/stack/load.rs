@@ -1572,6 +1572,62 @@ mod tests {
         assert!(!calls_lookup("{{ .Values.lookupTable }}"));
     }
 
+    /// A `lookup` in a directory is placed at its file and line; one inside a vendored archive
+    /// (nested ones too) at the outermost archive, the file there is; a chart not read to its end
+    /// is a read of its own.
+    #[test]
+    fn cluster_reads_place_a_call_at_the_file_on_disk() {
+        assert_eq!(archive_of("charts/a/templates/x.yaml", false), None);
+        assert_eq!(
+            archive_of("charts/a/charts/b-1.0.0.tgz/charts/c.tgz/templates/x.yaml", false),
+            Some(("charts/a/charts/b-1.0.0.tgz", "charts/c.tgz/templates/x.yaml"))
+        );
+        assert_eq!(archive_of("templates/x.yaml", true), Some(("", "templates/x.yaml")));
+        let d = tempfile::tempdir().unwrap();
+        let chart = d.path().join("charts/app");
+        std::fs::create_dir_all(chart.join("templates")).unwrap();
+        std::fs::create_dir_all(chart.join("charts")).unwrap();
+        std::fs::write(
+            chart.join("templates/a.yaml"),
+            "x: 1\n{{ lookup \"v1\" \"Secret\" \"\" \"\" }}\n",
+        )
+        .unwrap();
+        std::fs::write(chart.join("charts/sub-1.0.0.tgz"), "not gzip").unwrap();
+        let reads = cluster_reads(
+            &ChartRef::Local {
+                path: "charts/app".into(),
+            },
+            d.path(),
+            None,
+        );
+        let places: Vec<(Option<&str>, Option<usize>, &str)> = reads
+            .iter()
+            .map(|r| (r.file.as_deref(), r.line, r.what.as_str()))
+            .collect();
+        assert_eq!(
+            places,
+            [(
+                Some("charts/app"),
+                None,
+                "`charts/sub-1.0.0.tgz` is not a gzip-compressed tar archive, not read to its end for `lookup`"
+            ),],
+            "sorted: charts/ before templates/, where the reading stopped"
+        );
+        std::fs::remove_file(chart.join("charts/sub-1.0.0.tgz")).unwrap();
+        let reads = cluster_reads(
+            &ChartRef::Local {
+                path: "charts/app".into(),
+            },
+            d.path(),
+            None,
+        );
+        assert_eq!(reads.len(), 1, "{reads:?}");
+        assert_eq!(
+            (reads[0].file.as_deref(), reads[0].line, reads[0].what.as_str()),
+            (Some("charts/app/templates/a.yaml"), Some(2), "lookup")
+        );
+    }
+
     #[test]
     fn exclusion_selectors_leave_out_exactly_the_refused_releases() {
         use crate::stack::failure::RefusalKind;
