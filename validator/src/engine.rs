@@ -373,6 +373,7 @@ fn check_stack(
             failed,
             render_blame,
             rendered_for,
+            twins: _,
         } = r;
         rendered.push(rendered_for);
         // What was not judged and must be answered for by a finding (see `run`).

@@ -6,6 +6,7 @@
 
 use crate::render::cache;
 use crate::render::helmfile::{self, EnvRender};
+use crate::render::manifests::RenderedDoc;
 use crate::stack::loader::{self, Inputs};
 use crate::stack::Options;
 use crate::stack::{load, ChartLock, Stack};
@@ -226,6 +227,7 @@ fn failed_env(inputs: &Inputs, env: &str, e: anyhow::Error) -> EnvRender {
         failed: Vec::new(),
         render_blame: Vec::new(),
         rendered_for: Default::default(),
+        twins: Default::default(),
     }
 }
 
@@ -278,14 +280,20 @@ fn load_then_render(
 }
 
 /// Every apply after the first is an upgrade (`.Release.IsUpgrade`). When a chart the
-/// environment rendered asks (`IsUpgrade`/`IsInstall`), render it again as an upgrade; a release
-/// whose objects differ between the two renders (or whose upgrade render fails) gets a
+/// environment rendered asks (`IsUpgrade`/`IsInstall`), it is rendered again as an upgrade; a
+/// release whose objects differ between the two renders (or whose upgrade render fails) gets a
 /// `render-depends-on-cluster` finding naming them, since only the install render is judged.
+///
+/// The upgrade render of a release helmfile rendered is normally made by the helm front beside
+/// the install render, from the same call with `--is-upgrade` (`install.twins`). A release that
+/// asks and has no such render (a remote chart the gate renders itself, or a call the front did
+/// not recognise) is rendered again by `helmfile template --args --is-upgrade`, by name.
 fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: EnvRender) -> Result<EnvRender> {
+    let twins = std::mem::take(&mut install.twins);
     if install.render_error.is_some() {
         return Ok(install);
     }
-    // Only the releases whose chart asks are rendered again (the others render the same).
+    let twinned = |id: &str| twins.ran.iter().any(|(r, _)| r == id);
     let asks = |r: &crate::stack::Release| {
         let one = crate::stack::EnvState {
             releases: vec![r.clone()],
@@ -293,22 +301,28 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
         };
         helmfile::charts_mention(inputs.root, &one, &install.status, &[b"IsUpgrade", b"IsInstall"])
     };
-    let mut again = install.state.clone();
-    again
+    let rendered = |r: &crate::stack::Release| install.status.iter().any(|s| s.rendered && s.id() == r.id());
+    let asking: Vec<String> = install
+        .state
         .releases
-        .retain(|r| install.status.iter().any(|s| s.rendered && s.id() == r.id()) && asks(r));
-    if again.releases.is_empty() {
+        .iter()
+        .filter(|r| rendered(r) && (twinned(&r.id()) || asks(r)))
+        .map(crate::stack::Release::id)
+        .collect();
+    if asking.is_empty() {
         return Ok(install);
     }
-    let asking: Vec<String> = again.releases.iter().map(crate::stack::Release::id).collect();
     install.rendered_for.upgrade_rendered = asking.clone();
-    let mut opts = inputs.opts.clone();
-    opts.is_upgrade = true;
-    let upgrade_inputs = Inputs { opts: &opts, ..*inputs };
-    let upgrade = helmfile::render_env(tools, &upgrade_inputs, env, again, None);
-    let objects_of = |r: &EnvRender, id: &str| {
-        let mut v: Vec<String> = r
-            .docs
+    let mut again = install.state.clone();
+    again.releases.retain(|r| asking.contains(&r.id()) && !twinned(&r.id()));
+    let fallback = (!again.releases.is_empty()).then(|| {
+        let mut opts = inputs.opts.clone();
+        opts.is_upgrade = true;
+        let upgrade_inputs = Inputs { opts: &opts, ..*inputs };
+        helmfile::render_env(tools, &upgrade_inputs, env, again, None)
+    });
+    let objects_of = |docs: &[RenderedDoc], id: &str| {
+        let mut v: Vec<String> = docs
             .iter()
             .filter(|d| d.prov.release.as_deref() == Some(id))
             .map(|d| d.body.to_string())
@@ -316,9 +330,8 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
         v.sort();
         v
     };
-    let named = |r: &EnvRender, id: &str, other: &[String]| -> Vec<String> {
-        r.docs
-            .iter()
+    let named = |docs: &[RenderedDoc], id: &str, other: &[String]| -> Vec<String> {
+        docs.iter()
             .filter(|d| d.prov.release.as_deref() == Some(id) && !other.contains(&d.body.to_string()))
             .map(|d| {
                 let s = |p: &str| {
@@ -332,21 +345,37 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
             })
             .collect()
     };
+    const FAILED: &str =
+        "its upgrade render (`--is-upgrade`) failed, so what every apply after the first installs was not judged";
     for i in 0..install.state.releases.len() {
         let id = install.state.releases[i].id();
         if !asking.contains(&id) {
             continue;
         }
-        let what = match &upgrade {
-            Err(e) => Some(format!("its upgrade render (`--is-upgrade`) failed: {}", crate::redact::tool_output(&format!("{e:#}")))),
-            Ok(u) if u.render_error.is_some() || u.failed.iter().any(|(r, _)| *r == id) => {
-                Some("its upgrade render (`--is-upgrade`) failed, so what every apply after the first installs was not judged".to_string())
-            }
-            Ok(u) => {
-                let (a, b) = (objects_of(&install, &id), objects_of(u, &id));
+        // The upgrade render's objects, or why there are none.
+        let upgrade: std::result::Result<&[RenderedDoc], String> =
+            match (twins.ran.iter().find(|(r, _)| *r == id), &fallback) {
+                (Some((_, None)), _) => Ok(&twins.docs),
+                (Some((_, Some(why))), _) => Err(format!(
+                    "its upgrade render (`--is-upgrade`) failed: {}",
+                    crate::redact::tool_output(why)
+                )),
+                (None, Some(Err(e))) => Err(format!(
+                    "its upgrade render (`--is-upgrade`) failed: {}",
+                    crate::redact::tool_output(&format!("{e:#}"))
+                )),
+                (None, Some(Ok(u))) if u.render_error.is_none() && !u.failed.iter().any(|(r, _)| *r == id) => {
+                    Ok(&u.docs)
+                }
+                (None, _) => Err(FAILED.to_string()),
+            };
+        let what = match upgrade {
+            Err(why) => Some(why),
+            Ok(docs) => {
+                let (a, b) = (objects_of(&install.docs, &id), objects_of(docs, &id));
                 (a != b).then(|| {
-                    let mut changed = named(u, &id, &a);
-                    changed.extend(named(&install, &id, &b));
+                    let mut changed = named(docs, &id, &a);
+                    changed.extend(named(&install.docs, &id, &b));
                     changed.sort();
                     changed.dedup();
                     changed.truncate(5);

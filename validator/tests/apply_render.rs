@@ -368,6 +368,62 @@ fn the_upgrade_render_is_compared_with_the_install_render() {
     assert!(!upgrade("same"), "{f:?}");
 }
 
+/// The upgrade render of a release helmfile renders is made by the helm front beside the install
+/// render, from the same helm call with `--is-upgrade` (the values files helmfile wrote for it):
+/// one `helmfile template` for the environment, not a second one. A chart that fails only as an
+/// upgrade is reported (its upgrade render failed), one that renders the same either way is not.
+#[test]
+fn the_upgrade_render_is_made_beside_the_install_render() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path();
+    chart(s, "upgrades", ".Release.IsUpgrade");
+    chart(s, "same", "and .Release.IsUpgrade .Release.IsInstall");
+    chart(s, "breaks", "false");
+    write(
+        &s.join("charts/breaks/templates/upgrade.yaml"),
+        "{{ if .Release.IsUpgrade }}{{ fail \"no upgrade path from here\" }}{{ end }}\n",
+    );
+    state(s, &["upgrades", "same", "breaks"], "");
+    // helmfile itself, counting its runs (in a directory the seal lets it write).
+    let logs = s.join(".logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    let wrapper = s.join(".bin/helmfile");
+    write(
+        &wrapper,
+        &format!(
+            "#!/bin/sh\necho \"$*\" >> '{}'\nexec '{}' \"$@\"\n",
+            logs.join("helmfile.log").display(),
+            tool("helmfile").display()
+        ),
+    );
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args = ["check", "--file", ".", "--offline", "--no-cache", "--format", "json"];
+    let (home, cache) = (s.join(".home"), s.join(".cache"));
+    let env = [
+        ("HOME", home.as_path()),
+        ("XDG_CACHE_HOME", cache.as_path()),
+        ("NVCF_HELMFILE", wrapper.as_path()),
+        ("NVCF_TEST_SEAL_WRITABLE", logs.as_path()),
+    ];
+    let (code, report, err) = gate(s, &args, &env);
+    let f = findings_of(&report, false);
+    assert_eq!(code, 1, "{f:?}\n{err}");
+    let upgrade = |release: &str, says: &str| {
+        f.iter().any(|(r, rel, m)| {
+            r == "render-depends-on-cluster" && rel == &format!("apps/{release}") && m.contains(says)
+        })
+    };
+    assert!(upgrade("upgrades", "differs from its install render"), "{f:?}");
+    assert!(upgrade("breaks", "upgrade render (`--is-upgrade`) failed"), "{f:?}");
+    assert!(upgrade("breaks", "no upgrade path from here"), "{f:?}");
+    assert!(!upgrade("same", "upgrade render"), "{f:?}");
+    let log = std::fs::read_to_string(logs.join("helmfile.log")).unwrap();
+    let templates = log.lines().filter(|l| l.split(' ').any(|w| w == "template")).count();
+    assert_eq!(templates, 1, "one helmfile template for the environment:\n{log}");
+    assert!(!log.contains("--is-upgrade"), "{log}");
+}
+
 /// The upgrade render renders only the releases that ask, by name: a remote release beside them
 /// (not rendered offline) is never swept into it, so a chart that renders the same either way
 /// gets no finding.

@@ -45,6 +45,21 @@ pub struct EnvRender {
     pub render_blame: Vec<String>,
     /// The cluster helm rendered for (`--kube-version`, `--api-versions`, the upgrade render).
     pub rendered_for: RenderedFor,
+    /// The upgrade renders helm made beside this render's `helmfile template` (see
+    /// `upgrade_twins`), for `pipeline` to compare with the install render; never cached.
+    #[serde(skip)]
+    pub twins: UpgradeTwins,
+}
+
+/// The upgrade renders (`--is-upgrade`) the helm front made beside `helmfile template`'s install
+/// render (`tools::mirror::front`): for each release it ran, its objects or why it failed.
+#[derive(Debug, Clone, Default)]
+pub struct UpgradeTwins {
+    /// The objects of the releases whose upgrade render succeeded.
+    pub docs: Vec<RenderedDoc>,
+    /// `namespace/name` of every release whose upgrade render ran, and its failure (`None`: it
+    /// succeeded).
+    pub ran: Vec<(String, Option<String>)>,
 }
 
 /// How each release will be handled in this run.
@@ -536,6 +551,7 @@ fn render_picked(
     let mut budget = crate::yaml::MAX_INPUT;
     let mut docs = Vec::new();
     let mut counts = Counts::new();
+    let mut twins = UpgradeTwins::default();
     if render_error.is_none() && any_helmfile && !selection.is_empty() {
         let sha_of_state: HashMap<String, String> = state
             .state_files
@@ -543,6 +559,9 @@ fn render_picked(
             .map(|f| (abs_sha8(&root.join(f)), f.clone()))
             .collect();
         (docs, counts) = collect_output(&out_dir, root, environment, &state, &sha_of_state, &mut budget)?;
+        // The upgrade renders are bounded on their own, like a second render of the same files.
+        let mut twin_budget = crate::yaml::MAX_INPUT;
+        twins = upgrade_twins(&out_dir, root, environment, &state, &sha_of_state, &mut twin_budget)?;
     }
     // Mirror and online renders of remote charts: one output directory per release.
     let mut remote_reads: Vec<(usize, Vec<crate::stack::ClusterRead>)> = Vec::new();
@@ -624,6 +643,7 @@ fn render_picked(
         render_error,
         render_blame,
         failed,
+        twins,
         rendered_for: RenderedFor {
             kube_version: kube_version(opts).unwrap_or_default(),
             api_versions: opts.api_versions.clone(),
@@ -816,6 +836,14 @@ fn template(
 ) -> Result<String> {
     // Sealed, helmfile may write the render beneath the output directory's parent (ours).
     let mut cmd = tools.helmfile_writing(entry, environment, &[out.parent().unwrap_or(out)]);
+    // Ask the helm front for the upgrade render of each release that may ask for it, beside this
+    // one (`upgrade_twins`); not in a render that is itself the upgrade render.
+    if !opts.is_upgrade {
+        let (up, status) = twin_dirs(out);
+        for d in [up, status] {
+            std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+        }
+    }
     // Several --selector flags are ORed; within one, conditions are ANDed.
     let selectors: Vec<String> = match pick {
         Pick::Only(select) if select.is_empty() => return Ok(String::new()),
@@ -891,27 +919,7 @@ fn collect_output(
             let Some((ns, name)) = dname.split_once("__") else {
                 continue;
             };
-            // helmfile names a release without a namespace by an empty one (`__name`).
-            let placed = |r: &&Release| {
-                r.name == name
-                    && if ns.is_empty() {
-                        r.namespace_unset
-                    } else {
-                        r.namespace == ns && !r.namespace_unset
-                    }
-            };
-            let release = state
-                .releases
-                .iter()
-                .filter(placed)
-                .find(|r| state_file.is_none_or(|f| &r.file == f))
-                .or_else(|| state.releases.iter().find(placed));
-            let Some(release) = release else {
-                bail!(
-                    "helmfile rendered release {}/{name}, which `helmfile build` did not list for this environment",
-                    if ns.is_empty() { "(no namespace)" } else { ns }
-                )
-            };
+            let release = rendered_release(state, state_file, ns, name)?;
             let local = match &release.chart_ref {
                 ChartRef::Local { path } => Some(root.join(path)),
                 _ => None,
@@ -924,6 +932,116 @@ fn collect_output(
         }
     }
     Ok((docs, counts))
+}
+
+/// The release of helmfile's output directory `NS__NAME` under the directory of `state_file`
+/// (the state whose absolute path's sha1 names it; `None`: not known, any state's).
+fn rendered_release<'a>(state: &'a EnvState, state_file: Option<&String>, ns: &str, name: &str) -> Result<&'a Release> {
+    // helmfile names a release without a namespace by an empty one (`__name`).
+    let placed = |r: &&Release| {
+        r.name == name
+            && if ns.is_empty() {
+                r.namespace_unset
+            } else {
+                r.namespace == ns && !r.namespace_unset
+            }
+    };
+    let release = state
+        .releases
+        .iter()
+        .filter(placed)
+        .find(|r| state_file.is_none_or(|f| &r.file == f))
+        .or_else(|| state.releases.iter().find(placed));
+    match release {
+        Some(r) => Ok(r),
+        None => bail!(
+            "helmfile rendered release {}/{name}, which `helmfile build` did not list for this environment",
+            if ns.is_empty() { "(no namespace)" } else { ns }
+        ),
+    }
+}
+
+/// The directories beside a `helmfile template` output directory `out` where the helm front
+/// writes the upgrade renders (`out.upgrade`) and their exit codes and stderr
+/// (`out.upgrade-status`); made by `template`, which is how the front knows it is asked.
+fn twin_dirs(out: &Path) -> (PathBuf, PathBuf) {
+    let with = |suffix: &str| {
+        let mut p = out.as_os_str().to_os_string();
+        p.push(suffix);
+        PathBuf::from(p)
+    };
+    (with(".upgrade"), with(".upgrade-status"))
+}
+
+/// The upgrade renders the helm front made beside the render in `out` (`tools::mirror::front`):
+/// one `SHA/NS__NAME.rc` (and `.stderr`) per release it rendered again with `--is-upgrade`, the
+/// objects in `out.upgrade/SHA/NS__NAME`, read like the install render's.
+fn upgrade_twins(
+    out: &Path,
+    root: &Path,
+    environment: &str,
+    state: &EnvState,
+    sha_of_state: &HashMap<String, String>,
+    budget: &mut usize,
+) -> Result<UpgradeTwins> {
+    let (up, status) = twin_dirs(out);
+    let mut twins = UpgradeTwins::default();
+    let Ok(shas) = std::fs::read_dir(&status) else {
+        return Ok(twins);
+    };
+    let mut shas: Vec<_> = shas.flatten().collect();
+    shas.sort_by_key(|e| e.file_name());
+    for sha_dir in shas {
+        let sha = sha_dir.file_name().to_string_lossy().into_owned();
+        let mut files: Vec<_> = std::fs::read_dir(sha_dir.path())?.flatten().collect();
+        files.sort_by_key(|e| e.file_name());
+        for f in files {
+            let fname = f.file_name().to_string_lossy().into_owned();
+            let Some(dname) = fname.strip_suffix(".rc") else {
+                continue;
+            };
+            let Some((ns, name)) = dname.split_once("__") else {
+                continue;
+            };
+            let release = rendered_release(state, sha_of_state.get(&sha), ns, name)?;
+            let id = release.id();
+            let rc = String::from_utf8_lossy(&read_end(&f.path(), 16)).trim().to_string();
+            if rc != "0" {
+                let stderr = read_end(&sha_dir.path().join(format!("{dname}.stderr")), 64 * 1024);
+                let why = format!("helm exited with {rc}:\n{}", crate::tools::tail(&stderr, b""));
+                twins.ran.push((id, Some(why)));
+                continue;
+            }
+            let local = match &release.chart_ref {
+                ChartRef::Local { path } => Some(root.join(path)),
+                _ => None,
+            };
+            let dir = up.join(&sha).join(dname);
+            if dir.is_dir() {
+                for (inner, text) in rendered_files(&dir, budget)? {
+                    push_docs(&text, &inner, local.as_deref(), environment, release, &mut twins.docs)?;
+                }
+            }
+            twins.ran.push((id, None));
+        }
+    }
+    Ok(twins)
+}
+
+/// At most the last `max` bytes of the file at `p` (nothing when it cannot be read): what helm
+/// printed is bounded like any other input.
+fn read_end(p: &Path, max: u64) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(p) else {
+        return Vec::new();
+    };
+    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+    if f.seek(SeekFrom::Start(len.saturating_sub(max))).is_err() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let _ = f.take(max).read_to_end(&mut out);
+    out
 }
 
 /// Add the documents of one rendered template file. `inner` is `<chart>/templates/x.yaml`;
@@ -1134,6 +1252,71 @@ mod tests {
                     Templating release=c\nxTemplating release=d, chart=./d\n";
         assert_eq!(templated_names(said), ["nvcf-pki", "a", "b"]);
         assert!(templated_names("").is_empty());
+    }
+
+    /// The upgrade renders the front left beside a render: a release whose upgrade render
+    /// succeeded gives its objects, one that failed the tail of helm's stderr (bounded), a status
+    /// still being written (`.rc.part`, the install failed) nothing; a status naming a release the
+    /// build did not list is an error, as in the install render.
+    #[test]
+    fn the_upgrade_renders_beside_a_render_are_read_like_it() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let (up, status) = twin_dirs(&out);
+        assert_eq!(up, d.path().join("out.upgrade"));
+        let state = EnvState {
+            releases: vec![
+                release("a", Some("ns")),
+                release("b", Some("ns")),
+                release("c", Some("ns")),
+            ],
+            ..Default::default()
+        };
+        let sha = HashMap::new();
+        let read = || {
+            upgrade_twins(
+                &out,
+                d.path(),
+                "default",
+                &state,
+                &sha,
+                &mut crate::yaml::MAX_INPUT.to_owned(),
+            )
+        };
+        // Not asked for: nothing.
+        let t = read().unwrap();
+        assert!(t.ran.is_empty() && t.docs.is_empty());
+        std::fs::create_dir_all(status.join("1e4a340a")).unwrap();
+        std::fs::create_dir_all(up.join("1e4a340a/ns__a/a/templates")).unwrap();
+        std::fs::write(
+            up.join("1e4a340a/ns__a/a/templates/cm.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: up\n",
+        )
+        .unwrap();
+        std::fs::write(status.join("1e4a340a/ns__a.rc"), "0\n").unwrap();
+        std::fs::write(status.join("1e4a340a/ns__b.rc"), "1\n").unwrap();
+        let noise = "x".repeat(200_000);
+        std::fs::write(
+            status.join("1e4a340a/ns__b.stderr"),
+            format!("{noise}\nError: execution error at (b/templates/t.yaml:1:4): no upgrade path\n"),
+        )
+        .unwrap();
+        std::fs::write(status.join("1e4a340a/ns__c.rc.part"), "0\n").unwrap();
+        let t = read().unwrap();
+        assert_eq!(t.docs.len(), 1);
+        assert_eq!(t.docs[0].prov.release.as_deref(), Some("ns/a"));
+        assert_eq!(t.docs[0].body["metadata"]["name"], "up");
+        assert_eq!(t.ran.len(), 2, "{:?}", t.ran);
+        assert_eq!(t.ran[0], ("ns/a".to_string(), None));
+        let why = t.ran[1].1.as_deref().unwrap();
+        assert_eq!(t.ran[1].0, "ns/b");
+        assert!(
+            why.starts_with("helm exited with 1:") && why.contains("no upgrade path"),
+            "{why}"
+        );
+        assert!(why.len() < 70_000, "{}", why.len());
+        std::fs::write(status.join("1e4a340a/ns__z.rc"), "0\n").unwrap();
+        assert!(format!("{:#}", read().unwrap_err()).contains("ns/z"));
     }
 
     /// A guessed early render is used only when it holds nothing but the releases to render.

@@ -48,8 +48,15 @@ fn shq(p: &Path) -> String {
 /// answered to it (`versions::start`), instead of starting helm again each time; while that check
 /// is still asking (the file `answer` + `.pending` exists) the front waits for it (about 4 s at
 /// most); without an answer it is passed on.
+/// The upgrade render: a `helm template` into the layout `render::helmfile` gives helmfile
+/// (`ROOT/SHA/NS__NAME`) whose `ROOT.upgrade` directory exists, of a chart that may ask
+/// `.Release.IsUpgrade`/`.Release.IsInstall`, is run again after the first with the same arguments
+/// and `--is-upgrade`, into `ROOT.upgrade` (status in `ROOT.upgrade-status`): the upgrade render
+/// of exactly what helmfile rendered, with the values files helmfile wrote for that call, without a
+/// second `helmfile template` (see `render::helmfile::upgrade_twins`).
 /// Everything else goes to the real helm (sealed offline, see `seal`). The front writes only
-/// into `dir/work` (placeholders, the recorded repositories).
+/// into `dir/work` (placeholders, the recorded repositories) and, for the upgrade render, into the
+/// directories the render that asked for it made writable.
 pub fn front(tools: &Tools, mirror: Option<&Path>, offline: bool, answer: Option<&Path>, dir: &Path) -> Result<Tools> {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("helm");
@@ -85,6 +92,25 @@ local_chart() {{
     case "$a" in -*) continue ;; esac
     [ -f "$a/Chart.yaml" ] && return 0
     case "$a" in *.tgz|*.tar.gz) [ -f "$a" ] && return 0 ;; esac
+  done
+  return 1
+}}
+# May a chart among the arguments ask `.Release.IsUpgrade` or `.Release.IsInstall`? A chart directory
+# or archive whose files mention either, or that holds an archive (a vendored subchart, not read
+# here), or that cannot be read, may.
+may_ask() {{
+  for a in "$@"; do
+    case "$a" in -*) continue ;; esac
+    if [ -f "$a/Chart.yaml" ]; then
+      grep -RqaE 'IsUpgrade|IsInstall' "$a" 2>/dev/null && return 0
+      [ -n "$(find -L "$a" \( -name '*.tgz' -o -name '*.tar.gz' -o -name '*.tar' \) -type f -print -quit 2>/dev/null)" ] && return 0
+    else
+      case "$a" in *.tgz|*.tar.gz) ;; *) continue ;; esac
+      [ -f "$a" ] || continue
+      list=$(tar -tzf "$a" 2>/dev/null) || return 0
+      case "$list" in *.tgz*|*.tar.gz*|*.tar*) return 0 ;; esac
+      tar -xzOf "$a" 2>/dev/null | grep -qaE 'IsUpgrade|IsInstall' && return 0
+    fi
   done
   return 1
 }}
@@ -149,6 +175,48 @@ if [ "$OFFLINE" = 1 ]; then
         exit 1
       fi ;;
   esac
+fi
+# The upgrade render (every apply after the first is an upgrade, `.Release.IsUpgrade`): a
+# `helm template` whose --output-dir is nvcf-validate's layout ROOT/SHA/NS__NAME, where ROOT.upgrade
+# exists (nvcf-validate asks for it by making that directory), of a chart that may ask, is run a
+# second time after the first, with exactly the arguments helmfile gave it followed by --is-upgrade
+# and --output-dir ROOT.upgrade/SHA/NS__NAME (helm takes a flag's last value); its exit code
+# and stderr go to ROOT.upgrade-status/SHA/NS__NAME.rc and .stderr. The first run's output and
+# exit code are helmfile's, unchanged; when the install fails no upgrade status is left. The two
+# run at once, but one after the other when a post-renderer runs (it may write fixed paths).
+if [ "$1" = template ]; then
+  od=""; next=0; post=0
+  for a in "$@"; do
+    if [ "$next" = 1 ]; then od="$a"; next=0; continue; fi
+    case "$a" in
+      --output-dir) next=1 ;;
+      --output-dir=*) od="${{a#--output-dir=}}" ;;
+      --post-renderer|--post-renderer=*) post=1 ;;
+    esac
+  done
+  up_root="${{od%/*/*}}"
+  case "$od" in /*/*/*/*) ;; *) up_root="" ;; esac
+  if [ -n "$up_root" ] && [ -d "$up_root.upgrade" ] && [ -d "$up_root.upgrade-status" ] && may_ask "$@"; then
+    rel="${{od#"$up_root"/}}"
+    UP="$up_root.upgrade/$rel"; STATUS="$up_root.upgrade-status/$rel"
+    mkdir -p "${{STATUS%/*}}" || exec "$REAL_HELM" "$@"
+    # helm takes a flag's last value: the last --is-upgrade and --output-dir are these.
+    if [ "$post" = 1 ]; then
+      # A post-renderer may write fixed paths: one render after the other.
+      "$REAL_HELM" "$@"; rc=$?
+      [ "$rc" = 0 ] || exit "$rc"
+      "$REAL_HELM" "$@" --is-upgrade --output-dir "$UP" > /dev/null 2> "$STATUS.stderr"
+      echo "$?" > "$STATUS.rc"
+    else
+      # helm alone writes only its output directory: both renders at once.
+      {{ "$REAL_HELM" "$@" --is-upgrade --output-dir "$UP" > /dev/null 2> "$STATUS.stderr"; echo "$?" > "$STATUS.rc.part"; }} &
+      twin=$!
+      "$REAL_HELM" "$@"; rc=$?
+      wait "$twin"
+      [ "$rc" = 0 ] && mv "$STATUS.rc.part" "$STATUS.rc"
+    fi
+    exit "$rc"
+  fi
 fi
 case "$1" in pull|fetch) ;; *) exec "$REAL_HELM" "$@" ;; esac
 ref=""; version=""; dest="."; untar=0; untardir="."
@@ -498,5 +566,147 @@ mod tests {
             "{names}"
         );
         assert!(!log.exists());
+    }
+
+    /// The upgrade render: a `helm template` into the gate's layout whose `ROOT.upgrade` exists,
+    /// of a chart that may ask `.Release.IsUpgrade`, runs again after the first with the same
+    /// arguments, `--is-upgrade` last and the output in `ROOT.upgrade`; the first run's exit code
+    /// is the answer, the second's is left in `ROOT.upgrade-status`. Online without a mirror too.
+    #[test]
+    fn the_front_renders_the_upgrade_beside_the_install() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        let log = p.join("real.log");
+        let real = p.join("real-helm");
+        // Fails the install of charts/broken, the upgrade of charts/no-upgrade.
+        std::fs::write(
+            &real,
+            format!(
+                "#!/bin/sh\necho \"$*\" >> '{}'\ncase \"$*\" in *charts/broken*) exit 4 ;; \
+                 *charts/no-upgrade*--is-upgrade*) echo 'Error: no upgrade path' >&2; exit 3 ;; esac\n",
+                log.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let tools = Tools {
+            helmfile: PathBuf::from("/bin/false"),
+            helm: real,
+            env: Vec::new(),
+            writable: None,
+            ns: None,
+            network: true,
+        };
+        let dir = p.join("front");
+        std::fs::create_dir_all(&dir).unwrap();
+        let front = front(&tools, None, false, None, &dir).unwrap().helm;
+        let chart = |name: &str, template: &str| {
+            let c = p.join("charts").join(name);
+            std::fs::create_dir_all(c.join("templates")).unwrap();
+            std::fs::write(c.join("Chart.yaml"), format!("name: {name}\n")).unwrap();
+            std::fs::write(c.join("templates/t.yaml"), template).unwrap();
+        };
+        chart("asks", "{{ if .Release.IsUpgrade }}x{{ end }}");
+        chart("broken", "{{ .Release.IsInstall }}");
+        chart("no-upgrade", "{{ .Release.IsUpgrade }}");
+        chart("plain", "kind: ConfigMap");
+        chart("vendors", "kind: ConfigMap");
+        std::fs::create_dir_all(p.join("charts/vendors/charts")).unwrap();
+        std::fs::write(p.join("charts/vendors/charts/sub-1.0.0.tgz"), b"\x1f\x8b").unwrap();
+        let root = p.join("render/out");
+        let out = |r: &str| root.join("0123abcd").join(format!("apps__{r}"));
+        let lines = || -> Vec<String> {
+            let l = std::fs::read_to_string(&log).unwrap_or_default();
+            std::fs::remove_file(&log).ok();
+            l.lines().map(str::to_string).collect()
+        };
+        let render = |r: &str, joined: bool| {
+            let o = out(r).display().to_string();
+            let mut a = vec!["template".to_string(), r.to_string(), format!("charts/{r}")];
+            if joined {
+                a.push(format!("--output-dir={o}"));
+            } else {
+                a.extend(["--output-dir".to_string(), o]);
+            }
+            a.extend(["--values".to_string(), "/tmp/helmfile-values.yaml".to_string()]);
+            let args: Vec<&str> = a.iter().map(String::as_str).collect();
+            call(&front, p, &args).0
+        };
+        let status = |r: &str, ext: &str| {
+            std::fs::read_to_string(p.join(format!("render/out.upgrade-status/0123abcd/apps__{r}.{ext}"))).ok()
+        };
+        let up = |r: &str| {
+            p.join("render/out.upgrade/0123abcd")
+                .join(format!("apps__{r}"))
+                .display()
+                .to_string()
+        };
+
+        // Not asked (no ROOT.upgrade): one run.
+        assert_eq!(render("asks", false), 0);
+        assert_eq!(lines().len(), 1);
+        for x in ["render/out.upgrade", "render/out.upgrade-status"] {
+            std::fs::create_dir_all(p.join(x)).unwrap();
+        }
+        // Asked, and the chart asks: the same call again, into ROOT.upgrade, --is-upgrade last.
+        assert_eq!(render("asks", false), 0);
+        let l = lines();
+        assert_eq!(l.len(), 2, "{l:?}");
+        let o = out("asks").display().to_string();
+        // (Without a post-renderer the two run at once: in either order.)
+        let twin = format!(
+            "template asks charts/asks --output-dir {o} --values /tmp/helmfile-values.yaml --is-upgrade --output-dir {}",
+            up("asks")
+        );
+        assert!(l.contains(&twin), "{l:?}");
+        assert!(l.contains(&format!(
+            "template asks charts/asks --output-dir {o} --values /tmp/helmfile-values.yaml"
+        )));
+        assert_eq!(status("asks", "rc").as_deref(), Some("0\n"));
+        assert_eq!(render("asks", true), 0);
+        let twin = format!(
+            "template asks charts/asks --output-dir={o} --values /tmp/helmfile-values.yaml --is-upgrade --output-dir {}",
+            up("asks")
+        );
+        assert!(lines().contains(&twin));
+        // A chart that never asks renders once; one that vendors an archive may ask.
+        assert_eq!(render("plain", false), 0);
+        assert_eq!(lines().len(), 1);
+        assert!(status("plain", "rc").is_none());
+        assert_eq!(render("vendors", false), 0);
+        assert_eq!(lines().len(), 2);
+        // The install fails: its exit code, and no upgrade status (the upgrade ran beside it).
+        assert_eq!(render("broken", false), 4);
+        assert_eq!(lines().len(), 2);
+        assert!(status("broken", "rc").is_none());
+        // With a post-renderer, one after the other: a failed install, no upgrade render.
+        let o = out("broken").display().to_string();
+        let args = [
+            "template",
+            "broken",
+            "charts/broken",
+            "--output-dir",
+            &o,
+            "--post-renderer",
+            "p",
+        ];
+        assert_eq!(call(&front, p, &args).0, 4);
+        assert_eq!(lines().len(), 1);
+        assert!(status("broken", "rc").is_none());
+        // The upgrade fails: the install's exit code; the upgrade's code and stderr left beside.
+        assert_eq!(render("no-upgrade", false), 0);
+        assert_eq!(lines().len(), 2);
+        assert_eq!(status("no-upgrade", "rc").as_deref(), Some("3\n"));
+        assert_eq!(
+            status("no-upgrade", "stderr").as_deref(),
+            Some("Error: no upgrade path\n")
+        );
+        // Another layout (a hook's own `helm template --output-dir`): once.
+        assert_eq!(
+            call(&front, p, &["template", "x", "charts/asks", "--output-dir", "out"]).0,
+            0
+        );
+        assert_eq!(lines().len(), 1);
     }
 }

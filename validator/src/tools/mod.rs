@@ -154,16 +154,15 @@ impl Lazy {
             .prefix("nvcf-validate-sealed-")
             .tempdir()
             .context("creating a temporary directory")?;
-        // The helm front answers registry calls: with a mirror, and offline.
-        let front_dir = match mirror.is_some() || offline {
-            true => Some(
-                tempfile::Builder::new()
-                    .prefix("nvcf-validate-mirror-")
-                    .tempdir()
-                    .context("creating a temporary directory")?,
-            ),
-            false => None,
-        };
+        // The helm front answers registry calls (with a mirror, and offline), helmfile 0.x's
+        // version question, and renders the upgrade render beside the install render; online
+        // without a mirror it hands everything else to helm as it is.
+        let front_dir = Some(
+            tempfile::Builder::new()
+                .prefix("nvcf-validate-mirror-")
+                .tempdir()
+                .context("creating a temporary directory")?,
+        );
         Ok(Lazy {
             root: root.to_path_buf(),
             mirror: mirror.map(Path::to_path_buf),
