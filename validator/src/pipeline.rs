@@ -287,7 +287,10 @@ fn load_then_render(
 /// The upgrade render of a release helmfile rendered is normally made by the helm front beside
 /// the install render, from the same call with `--is-upgrade` (`install.twins`). A release that
 /// asks and has no such render (a remote chart the gate renders itself, or a call the front did
-/// not recognise) is rendered again by `helmfile template --args --is-upgrade`, by name.
+/// not recognise) is rendered again by `helmfile template --args --is-upgrade`, by name. Which
+/// releases ask is decided here (`charts_mention` reads every file of the chart, vendored
+/// subchart archives too); the front, which cannot read archives, renders more (a chart holding
+/// one), and those renders are not used.
 fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: EnvRender) -> Result<EnvRender> {
     let twins = std::mem::take(&mut install.twins);
     if install.render_error.is_some() {
@@ -306,7 +309,7 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
         .state
         .releases
         .iter()
-        .filter(|r| rendered(r) && (twinned(&r.id()) || asks(r)))
+        .filter(|r| rendered(r) && asks(r))
         .map(crate::stack::Release::id)
         .collect();
     if asking.is_empty() {
