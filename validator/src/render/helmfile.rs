@@ -775,8 +775,8 @@ pub fn rendered_api_versions(docs: &[RenderedDoc]) -> Vec<String> {
 }
 
 /// Whether a chart the environment rendered reads `.Capabilities.APIVersions` (so the API
-/// versions its render was given matter): the local charts' files are read, a remote chart's
-/// tarball is listed with `tar`; what cannot be read counts as reading them.
+/// versions its render was given matter), by `charts_mention`: every file of the chart, its
+/// vendored subchart archives too; what cannot be read counts as reading them.
 pub fn reads_api_versions(root: &Path, state: &EnvState, status: &[ReleaseStatus]) -> bool {
     charts_mention(root, state, status, &[b"APIVersions"])
 }
