@@ -1315,8 +1315,59 @@ mod tests {
             "{why}"
         );
         assert!(why.len() < 70_000, "{}", why.len());
+        // helm's stderr is kept to its last 12 lines, as for every tool error, lines of a few KiB
+        // whole.
+        let long = format!("Error: {}", "y".repeat(4000));
+        std::fs::write(status.join("1e4a340a/ns__b.stderr"), format!("{noise}\n{long}\n")).unwrap();
+        let t = read().unwrap();
+        assert!(t.ran[1].1.as_deref().unwrap().contains(&long));
         std::fs::write(status.join("1e4a340a/ns__z.rc"), "0\n").unwrap();
         assert!(format!("{:#}", read().unwrap_err()).contains("ns/z"));
+    }
+
+    /// A status names its release as helmfile's output directory does: `NS__NAME`, `__NAME` for a
+    /// release without a namespace (never `default__NAME`), and in the state file whose path's
+    /// sha1 names the directory above it.
+    #[test]
+    fn an_upgrade_render_is_the_release_of_its_state_file_and_namespace() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let (up, status) = twin_dirs(&out);
+        let mut other = release("a", Some("ns"));
+        other.file = "sub.yaml".into();
+        other.chart_ref = ChartRef::Local {
+            path: "charts/b".into(),
+        };
+        let state = EnvState {
+            releases: vec![release("a", Some("ns")), other, release("d", None)],
+            ..Default::default()
+        };
+        let sha: HashMap<String, String> = [("5ub5ha00".to_string(), "sub.yaml".to_string())].into();
+        let read = || {
+            upgrade_twins(
+                &out,
+                d.path(),
+                "default",
+                &state,
+                &sha,
+                &mut crate::yaml::MAX_INPUT.to_owned(),
+            )
+        };
+        std::fs::create_dir_all(status.join("5ub5ha00")).unwrap();
+        std::fs::create_dir_all(up.join("5ub5ha00/ns__a/b/templates")).unwrap();
+        std::fs::write(
+            up.join("5ub5ha00/ns__a/b/templates/cm.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: up\n",
+        )
+        .unwrap();
+        std::fs::write(status.join("5ub5ha00/ns__a.rc"), "0\n").unwrap();
+        std::fs::write(status.join("5ub5ha00/__d.rc"), "0\n").unwrap();
+        let t = read().unwrap();
+        assert_eq!(t.docs[0].prov.file.as_deref(), Some("charts/b/templates/cm.yaml"));
+        assert_eq!(t.ran.len(), 2, "{:?}", t.ran);
+        assert_eq!(t.ran[0].0, "default/d");
+        std::fs::write(status.join("5ub5ha00/default__d.rc"), "0\n").unwrap();
+        assert!(read().is_err());
     }
 
     /// A guessed early render is used only when it holds nothing but the releases to render.
