@@ -304,12 +304,12 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
         };
         helmfile::charts_mention(inputs.root, &one, &install.status, &[b"IsUpgrade", b"IsInstall"])
     };
-    let rendered = |r: &crate::stack::Release| install.status.iter().any(|s| s.rendered && s.id() == r.id());
+    // (`charts_mention` reads only the charts of releases that rendered.)
     let asking: Vec<String> = install
         .state
         .releases
         .iter()
-        .filter(|r| rendered(r) && asks(r))
+        .filter(|r| asks(r))
         .map(crate::stack::Release::id)
         .collect();
     if asking.is_empty() {
@@ -367,7 +367,10 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
                     "its upgrade render (`--is-upgrade`) failed: {}",
                     crate::redact::tool_output(&format!("{e:#}"))
                 )),
-                (None, Some(Ok(u))) if u.render_error.is_none() && !u.failed.iter().any(|(r, _)| *r == id) => {
+                // (only a release that render rendered: one it left out did not render nothing)
+                (None, Some(Ok(u)))
+                    if u.render_error.is_none() && u.status.iter().any(|s| s.rendered && s.id() == id) =>
+                {
                     Ok(&u.docs)
                 }
                 (None, _) => Err(FAILED.to_string()),

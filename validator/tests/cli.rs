@@ -666,6 +666,67 @@ fn a_subchart_archive_inside_a_mirror_chart_asking_is_upgrade_is_rendered_as_an_
     }
 }
 
+/// Two releases ask `.Release.IsUpgrade`: the local one is rendered as an upgrade by the helm front
+/// beside its install render, the mirror's (which the gate renders itself) by the render by name.
+/// Each gets its own verdict: the mirror's upgrade render differs (not "failed"), the local one
+/// renders the same either way (no finding).
+#[test]
+fn an_upgrade_render_by_the_front_and_one_by_name_each_judge_their_release() {
+    let (d, _, _) = stack_with_mirrored_upstream(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\ndata:\n  \
+         a: {{ if .Release.IsUpgrade }}upgrade{{ else }}install{{ end }}\n",
+    );
+    let app = d.path().join("charts/app/templates");
+    let first = std::fs::read_dir(&app).unwrap().flatten().next().unwrap().path();
+    let text = std::fs::read_to_string(&first).unwrap();
+    std::fs::write(&first, format!("{{{{/* the same on .Release.IsUpgrade */}}}}\n{text}")).unwrap();
+    let objects = d.path().join("objects.json");
+    let r = check(
+        d.path(),
+        &[
+            "--chart-mirror",
+            "mirror",
+            "--format",
+            "json",
+            "-A",
+            "image-pinned",
+            "--objects",
+            objects.to_str().unwrap(),
+        ],
+    );
+    let report = json(&r.stdout);
+    let doc = json(&std::fs::read_to_string(&objects).unwrap());
+    let mut upgraded: Vec<&str> = doc["environments"][0]["upgradeRendered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.as_str())
+        .collect();
+    upgraded.sort_unstable();
+    assert_eq!(upgraded, ["apps/app", "upstream/upstream"], "{}", r.stderr);
+    let upgrade_findings: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "render-depends-on-cluster")
+        .map(|f| {
+            (
+                f["release"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .filter(|(_, m)| m.contains("upgrade render"))
+        .collect();
+    // (one per environment)
+    assert!(!upgrade_findings.is_empty(), "{}", r.stderr);
+    assert!(
+        upgrade_findings
+            .iter()
+            .all(|(rel, m)| rel == "upstream/upstream" && m.contains("differs from its install render")),
+        "{upgrade_findings:?}"
+    );
+}
+
 #[test]
 fn chart_mirror_renders_only_matching_tarballs() {
     let (d, tgz, sha) = stack_with_mirrored_upstream(
