@@ -415,7 +415,10 @@ fn the_upgrade_render_is_made_beside_the_install_render() {
         })
     };
     // The message names the objects that differ, and only them.
-    assert!(upgrade("upgrades", "differs from its install render (Deployment upgrades);"), "{f:?}");
+    assert!(
+        upgrade("upgrades", "differs from its install render (Deployment upgrades);"),
+        "{f:?}"
+    );
     assert!(upgrade("breaks", "upgrade render (`--is-upgrade`) failed"), "{f:?}");
     assert!(upgrade("breaks", "no upgrade path from here"), "{f:?}");
     assert!(!upgrade("same", "upgrade render"), "{f:?}");

@@ -727,6 +727,37 @@ fn an_upgrade_render_by_the_front_and_one_by_name_each_judge_their_release() {
     );
 }
 
+/// A mirror chart whose upgrade render fails (its render by name leaves it out): "its upgrade
+/// render failed", never an upgrade render without objects.
+#[test]
+fn a_mirror_chart_failing_only_as_an_upgrade_is_reported_failed() {
+    let (d, _, _) = stack_with_mirrored_upstream(
+        "{{ if .Release.IsUpgrade }}{{ fail \"no upgrade path\" }}{{ end }}\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\ndata:\n  a: b\n",
+    );
+    let r = check(
+        d.path(),
+        &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
+    );
+    let report = json(&r.stdout);
+    assert_eq!(release_of(&report, "upstream")["rendered"], true, "{}", r.stderr);
+    let upgrade: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "render-depends-on-cluster" && f["release"] == "upstream/upstream")
+        .filter_map(|f| f["message"].as_str())
+        .filter(|m| m.contains("upgrade render"))
+        .collect();
+    assert!(!upgrade.is_empty(), "{}{}", r.stdout, r.stderr);
+    assert!(
+        upgrade
+            .iter()
+            .all(|m| m.contains("upgrade render (`--is-upgrade`) failed")),
+        "{upgrade:?}"
+    );
+}
+
 #[test]
 fn chart_mirror_renders_only_matching_tarballs() {
     let (d, tgz, sha) = stack_with_mirrored_upstream(
