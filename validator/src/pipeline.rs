@@ -314,7 +314,10 @@ fn values_ask_upgrade(r: &crate::stack::Release) -> bool {
 /// The upgrade render of a release helmfile rendered is normally made by the helm front beside
 /// the install render, from the same call with `--is-upgrade` (`install.twins`). A release that
 /// asks and has no such render (a remote chart the gate renders itself, or a call the front did
-/// not recognise) is rendered again by `helmfile template --args --is-upgrade`, by name.
+/// not recognise) is rendered again by `helmfile template --args --is-upgrade`, by name. Which
+/// releases ask is decided here (`charts_mention` reads every file of the chart, vendored
+/// subchart archives too); the front, which cannot read archives, renders more (a chart holding
+/// one), and those renders are not used.
 fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: EnvRender) -> Result<EnvRender> {
     let twins = std::mem::take(&mut install.twins);
     if install.render_error.is_some() {
@@ -322,12 +325,13 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
     }
     let twinned = |id: &str| twins.ran.iter().any(|(r, _)| r == id);
     let asks = |r: &crate::stack::Release| asks_upgrade(inputs.root, r, &install.status);
+    // (A release that did not render has no install render to compare: its values may still ask.)
     let rendered = |r: &crate::stack::Release| install.status.iter().any(|s| s.rendered && s.id() == r.id());
     let asking: Vec<String> = install
         .state
         .releases
         .iter()
-        .filter(|r| rendered(r) && (twinned(&r.id()) || asks(r)))
+        .filter(|r| rendered(r) && asks(r))
         .map(crate::stack::Release::id)
         .collect();
     if asking.is_empty() {
@@ -385,7 +389,10 @@ fn with_upgrade(tools: &tools::Tools, inputs: &Inputs, env: &str, mut install: E
                     "its upgrade render (`--is-upgrade`) failed: {}",
                     crate::redact::tool_output(&format!("{e:#}"))
                 )),
-                (None, Some(Ok(u))) if u.render_error.is_none() && !u.failed.iter().any(|(r, _)| *r == id) => {
+                // (only a release that render rendered: one it left out did not render nothing)
+                (None, Some(Ok(u)))
+                    if u.render_error.is_none() && u.status.iter().any(|s| s.rendered && s.id() == id) =>
+                {
                     Ok(&u.docs)
                 }
                 (None, _) => Err(FAILED.to_string()),

@@ -607,7 +607,11 @@ fn the_upgrade_render_is_made_beside_the_install_render() {
             r == "render-depends-on-cluster" && rel == &format!("apps/{release}") && m.contains(says)
         })
     };
-    assert!(upgrade("upgrades", "differs from its install render"), "{f:?}");
+    // The message names the objects that differ, and only them.
+    assert!(
+        upgrade("upgrades", "differs from its install render (Deployment upgrades);"),
+        "{f:?}"
+    );
     assert!(upgrade("breaks", "upgrade render (`--is-upgrade`) failed"), "{f:?}");
     assert!(upgrade("breaks", "no upgrade path from here"), "{f:?}");
     assert!(!upgrade("same", "upgrade render"), "{f:?}");
@@ -818,4 +822,154 @@ fn relative_paths_in_helm_defaults_args_resolve_beside_the_state_file() {
     write_state(&format!("--values, {}", stack.join("v.yaml").display()));
     set(true, false);
     assert!(insecure_judged(), "absolute path");
+}
+
+/// A chart `parent` (one ConfigMap) vendoring the chart [`chart`] builds as `sub` (a Deployment
+/// branching on `condition`) as the archive `charts/sub-0.1.0.tgz`, packaged by the real helm
+/// (what `helm dependency build` writes; helm renders it as a subchart), and `extra` as one more
+/// template of `sub`. The state installs `parent`.
+fn vendoring(stack: &Path, condition: &str, extra: &str) {
+    let parent = stack.join("charts/parent");
+    write(
+        &parent.join("Chart.yaml"),
+        "apiVersion: v2\nname: parent\nversion: 0.1.0\n",
+    );
+    write(
+        &parent.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: parent\ndata:\n  a: b\n",
+    );
+    let src = stack.join(".src");
+    chart(&src, "sub", condition);
+    write(&src.join("charts/sub/templates/extra.yaml"), extra);
+    let o = Command::new(tool("helm"))
+        .arg("package")
+        .arg(src.join("charts/sub"))
+        .arg("--destination")
+        .arg(parent.join("charts"))
+        .env("PATH", path_with_tools())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_dir_all(&src).unwrap();
+    state(stack, &["parent"], "");
+}
+
+/// `check --objects`: (exit code, findings, the objects document, stderr).
+fn check_objects(stack: &Path) -> (i32, Vec<(String, String, String)>, serde_json::Value, String) {
+    let objects = stack.join(".objects.json");
+    let objects_arg = objects.to_str().unwrap();
+    let args = [
+        "check",
+        "--file",
+        ".",
+        "--offline",
+        "--no-cache",
+        "--format",
+        "json",
+        "--objects",
+        objects_arg,
+    ];
+    let (code, report, stderr) = run_gate(stack, &args, None);
+    let doc = std::fs::read(&objects).map_or(serde_json::Value::Null, |b| serde_json::from_slice(&b).unwrap());
+    (code, findings_of(&report, true), doc, stderr)
+}
+
+const NO_LOOKUP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: extra\ndata:\n  lookupTable: none\n";
+
+/// A template of a vendored subchart archive that calls `lookup` is `render-depends-on-cluster`,
+/// naming the archive and the template's line in it; the same archive whose template only has a
+/// `lookupTable:` key is not.
+#[test]
+fn lookup_in_a_vendored_subchart_archive_is_render_depends_on_cluster() {
+    let calls = "{{- $s := lookup \"v1\" \"Secret\" \"apps\" \"s\" }}\n".to_string() + NO_LOOKUP;
+    for (extra, fires) in [(calls.as_str(), true), (NO_LOOKUP, false)] {
+        let d = tempfile::tempdir().unwrap();
+        vendoring(d.path(), "false", extra);
+        let (code, f, err) = check(d.path());
+        assert_eq!(code, 1, "{f:?}\n{err}");
+        let reads: Vec<&String> = f
+            .iter()
+            .filter(|(r, rel, _)| r == "render-depends-on-cluster" && rel == "apps/parent")
+            .map(|(_, _, m)| m)
+            .collect();
+        if fires {
+            assert_eq!(reads.len(), 1, "{f:?}");
+            assert!(
+                reads[0].contains("templates/extra.yaml line 1")
+                    && reads[0].contains("charts/sub-0.1.0.tgz")
+                    && reads[0].contains("calls `lookup`"),
+                "{reads:?}"
+            );
+        } else {
+            assert!(reads.is_empty(), "{f:?}");
+        }
+    }
+}
+
+/// A vendored subchart archive whose template branches on `.Release.IsUpgrade` is rendered again
+/// as an upgrade, and the difference is a finding; one that does not ask is not rendered again.
+#[test]
+fn a_vendored_subchart_archive_asking_is_upgrade_is_rendered_as_an_upgrade() {
+    for (condition, asks) in [(".Release.IsUpgrade", true), ("false", false)] {
+        let d = tempfile::tempdir().unwrap();
+        vendoring(d.path(), condition, NO_LOOKUP);
+        let (code, f, objects, err) = check_objects(d.path());
+        assert_eq!(code, 1, "{f:?}\n{err}");
+        let upgrade_rendered = &objects["environments"][0]["upgradeRendered"];
+        let differs = f.iter().any(|(r, rel, m)| {
+            r == "render-depends-on-cluster" && rel == "apps/parent" && m.contains("upgrade render")
+        });
+        if asks {
+            assert_eq!(upgrade_rendered, &serde_json::json!(["apps/parent"]), "{err}");
+            assert!(differs, "{f:?}");
+        } else {
+            assert_eq!(upgrade_rendered, &serde_json::json!([]), "{objects}");
+            assert!(!differs, "{f:?}");
+        }
+    }
+}
+
+/// A vendored subchart archive whose template asks `.Capabilities.APIVersions` is rendered again
+/// with the CRDs the environment renders, and sees them served; when no chart asks, the
+/// environment is not rendered again (its API versions stay the built-in ones).
+#[test]
+fn a_vendored_subchart_archive_asking_api_versions_sees_the_rendered_crds() {
+    for (condition, asks) in [
+        (r#".Capabilities.APIVersions.Has "example.io/v1/Widget""#, true),
+        ("false", false),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let s = d.path();
+        vendoring(s, condition, NO_LOOKUP);
+        write(
+            &s.join("charts/crds/Chart.yaml"),
+            "apiVersion: v2\nname: crds\nversion: 0.1.0\n",
+        );
+        write(
+            &s.join("charts/crds/templates/crd.yaml"),
+            r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.io
+spec:
+  group: example.io
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"#,
+        );
+        state(s, &["crds", "parent"], "");
+        let (code, f, objects, err) = check_objects(s);
+        assert_eq!(code, 1, "{f:?}\n{err}");
+        let served = objects["environments"][0]["apiVersions"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|v| v == "example.io/v1/Widget"));
+        assert_eq!(image_pinned_on(&f, "sub"), asks, "{f:?}");
+        assert_eq!(served, asks, "{objects}");
+    }
 }

@@ -530,7 +530,7 @@ fn lookup_in_a_mirror_chart_is_render_depends_on_cluster() {
             assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
             assert_eq!(found.len(), 1, "{found:?}");
             assert!(
-                found[0].contains("upstream/templates/cm.yaml line 6") && found[0].contains("upstream-1.2.3.tgz"),
+                found[0].contains("template templates/cm.yaml line 6") && found[0].contains("upstream-1.2.3.tgz"),
                 "{found:?}"
             );
         } else {
@@ -572,7 +572,7 @@ fn the_revision_in_a_mirror_chart_is_render_depends_on_cluster() {
             assert_eq!(found.len(), 1, "{found:?}");
             assert!(
                 found[0]
-                    .contains("upstream/templates/cm.yaml line 6 (in upstream-1.2.3.tgz) reads the release revision"),
+                    .contains("template templates/cm.yaml line 6 (in upstream-1.2.3.tgz) reads the release revision"),
                 "{found:?}"
             );
         } else {
@@ -580,6 +580,224 @@ fn the_revision_in_a_mirror_chart_is_render_depends_on_cluster() {
             assert!(found.is_empty(), "{found:?}");
         }
     }
+}
+
+/// [`stack_with_mirrored_upstream`] whose upstream tarball vendors a subchart archive,
+/// `upstream/charts/sub-0.1.0.tgz`, its one template `sub_template`; the lock and the policy pin
+/// the new tarball. `helm package` writes a vendored archive back as a directory, so the tarball is
+/// made by GNU tar (helm's loader reads it as it reads its own).
+fn stack_with_mirrored_upstream_vendoring(sub_template: &str) -> tempfile::TempDir {
+    let (d, tgz, sha) =
+        stack_with_mirrored_upstream("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\n");
+    let sub = d.path().join("sub-src");
+    std::fs::create_dir_all(sub.join("templates")).unwrap();
+    std::fs::write(sub.join("Chart.yaml"), "apiVersion: v2\nname: sub\nversion: 0.1.0\n").unwrap();
+    std::fs::write(sub.join("templates/sub.yaml"), sub_template).unwrap();
+    let upstream = d.path().join("upstream-src");
+    helm_package(&sub, &upstream.join("charts"));
+    let o = Command::new("tar")
+        .arg("-czf")
+        .arg(&tgz)
+        .arg("-C")
+        .arg(d.path())
+        .arg("--transform=s,^upstream-src,upstream,")
+        .arg("upstream-src")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let listed = Command::new("tar").arg("-tzf").arg(&tgz).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("upstream/charts/sub-0.1.0.tgz"),
+        "{listed:?}"
+    );
+    let new_sha = sha256_file(&tgz);
+    for f in ["charts.lock.yaml", "validator-policy.yaml"] {
+        let p = d.path().join(f);
+        let t = std::fs::read_to_string(&p).unwrap().replace(&sha, &new_sha);
+        std::fs::write(&p, t).unwrap();
+    }
+    d
+}
+
+/// A remote chart from the mirror that vendors a subchart archive (`charts/sub-0.1.0.tgz` inside
+/// its tarball) whose template calls `lookup` is `render-depends-on-cluster`, naming the template
+/// inside the nested archive and the tarball; the same nesting without the call stays silent.
+#[test]
+fn lookup_in_a_subchart_archive_inside_a_mirror_chart_is_render_depends_on_cluster() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sub-config\ndata:\n";
+    for (sub_data, fires) in [
+        (
+            "  a: {{ (lookup \"v1\" \"Secret\" \"x\" \"y\").data | default \"none\" | toString | quote }}\n",
+            true,
+        ),
+        ("  lookupTable: \"none\"\n", false),
+    ] {
+        let d = stack_with_mirrored_upstream_vendoring(&format!("{cm}{sub_data}"));
+        let r = check(
+            d.path(),
+            &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
+        );
+        let report = json(&r.stdout);
+        assert_eq!(release_of(&report, "upstream")["rendered"], true, "{}", r.stderr);
+        assert_eq!(release_of(&report, "upstream")["objects"], 2, "{}", r.stderr);
+        let found: Vec<String> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| {
+                f["rule"] == "render-depends-on-cluster" && f["environment"] == report["environments"][0]["name"]
+            })
+            .map(|f| f["message"].as_str().unwrap().to_string())
+            .collect();
+        if fires {
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(
+                found[0].contains("charts/sub-0.1.0.tgz/templates/sub.yaml line 6")
+                    && found[0].contains("upstream-1.2.3.tgz"),
+                "{found:?}"
+            );
+        } else {
+            assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+            assert!(found.is_empty(), "{found:?}");
+        }
+    }
+}
+
+/// A remote chart from the mirror whose vendored subchart archive asks `.Release.IsUpgrade` is
+/// rendered again as an upgrade (`upgradeRendered` of `--objects`) and the difference is a
+/// finding; the same nesting that does not ask is not rendered again.
+#[test]
+fn a_subchart_archive_inside_a_mirror_chart_asking_is_upgrade_is_rendered_as_an_upgrade() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sub-config\ndata:\n";
+    for (sub_data, asks) in [
+        (
+            "  a: {{ if .Release.IsUpgrade }}upgrade{{ else }}install{{ end }}\n",
+            true,
+        ),
+        ("  a: install\n", false),
+    ] {
+        let d = stack_with_mirrored_upstream_vendoring(&format!("{cm}{sub_data}"));
+        let objects = d.path().join("objects.json");
+        let r = check(
+            d.path(),
+            &[
+                "--chart-mirror",
+                "mirror",
+                "--format",
+                "json",
+                "-A",
+                "image-pinned",
+                "--objects",
+                objects.to_str().unwrap(),
+            ],
+        );
+        let report = json(&r.stdout);
+        assert_eq!(release_of(&report, "upstream")["rendered"], true, "{}", r.stderr);
+        let doc = json(&std::fs::read_to_string(&objects).unwrap());
+        let upgraded = doc["environments"][0]["upgradeRendered"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "upstream/upstream");
+        let differs = report["findings"].as_array().unwrap().iter().any(|f| {
+            f["rule"] == "render-depends-on-cluster"
+                && f["release"] == "upstream/upstream"
+                && f["message"].as_str().unwrap().contains("upgrade render")
+        });
+        assert_eq!((upgraded, differs), (asks, asks), "{}{}", r.stdout, r.stderr);
+    }
+}
+
+/// Two releases ask `.Release.IsUpgrade`: the local one is rendered as an upgrade by the helm front
+/// beside its install render, the mirror's (which the gate renders itself) by the render by name.
+/// Each gets its own verdict: the mirror's upgrade render differs (not "failed"), the local one
+/// renders the same either way (no finding).
+#[test]
+fn an_upgrade_render_by_the_front_and_one_by_name_each_judge_their_release() {
+    let (d, _, _) = stack_with_mirrored_upstream(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\ndata:\n  \
+         a: {{ if .Release.IsUpgrade }}upgrade{{ else }}install{{ end }}\n",
+    );
+    let app = d.path().join("charts/app/templates");
+    let first = std::fs::read_dir(&app).unwrap().flatten().next().unwrap().path();
+    let text = std::fs::read_to_string(&first).unwrap();
+    std::fs::write(&first, format!("{{{{/* the same on .Release.IsUpgrade */}}}}\n{text}")).unwrap();
+    let objects = d.path().join("objects.json");
+    let r = check(
+        d.path(),
+        &[
+            "--chart-mirror",
+            "mirror",
+            "--format",
+            "json",
+            "-A",
+            "image-pinned",
+            "--objects",
+            objects.to_str().unwrap(),
+        ],
+    );
+    let report = json(&r.stdout);
+    let doc = json(&std::fs::read_to_string(&objects).unwrap());
+    let mut upgraded: Vec<&str> = doc["environments"][0]["upgradeRendered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.as_str())
+        .collect();
+    upgraded.sort_unstable();
+    assert_eq!(upgraded, ["apps/app", "upstream/upstream"], "{}", r.stderr);
+    let upgrade_findings: Vec<(String, String)> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "render-depends-on-cluster")
+        .map(|f| {
+            (
+                f["release"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .filter(|(_, m)| m.contains("upgrade render"))
+        .collect();
+    // (one per environment)
+    assert!(!upgrade_findings.is_empty(), "{}", r.stderr);
+    assert!(
+        upgrade_findings
+            .iter()
+            .all(|(rel, m)| rel == "upstream/upstream" && m.contains("differs from its install render")),
+        "{upgrade_findings:?}"
+    );
+}
+
+/// A mirror chart whose upgrade render fails (its render by name leaves it out): "its upgrade
+/// render failed", never an upgrade render without objects.
+#[test]
+fn a_mirror_chart_failing_only_as_an_upgrade_is_reported_failed() {
+    let (d, _, _) = stack_with_mirrored_upstream(
+        "{{ if .Release.IsUpgrade }}{{ fail \"no upgrade path\" }}{{ end }}\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: upstream-config\ndata:\n  a: b\n",
+    );
+    let r = check(
+        d.path(),
+        &["--chart-mirror", "mirror", "--format", "json", "-A", "image-pinned"],
+    );
+    let report = json(&r.stdout);
+    assert_eq!(release_of(&report, "upstream")["rendered"], true, "{}", r.stderr);
+    let upgrade: Vec<&str> = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "render-depends-on-cluster" && f["release"] == "upstream/upstream")
+        .filter_map(|f| f["message"].as_str())
+        .filter(|m| m.contains("upgrade render"))
+        .collect();
+    assert!(!upgrade.is_empty(), "{}{}", r.stdout, r.stderr);
+    assert!(
+        upgrade
+            .iter()
+            .all(|m| m.contains("upgrade render (`--is-upgrade`) failed")),
+        "{upgrade:?}"
+    );
 }
 
 #[test]

@@ -573,14 +573,8 @@ fn render_picked(
                         let n = push_docs(&text, &inner, None, environment, r, &mut docs)?;
                         *counts.entry((r.namespace.clone(), r.name.clone())).or_default() += n;
                     }
-                    remote_reads.push((
-                        i,
-                        tarball_cluster_reads(tarball, &work.path().join("unpacked").join(i.to_string())),
-                    ));
-                    remote_reads.push((
-                        i,
-                        tarball_revision_reads(tarball, &work.path().join("unpacked-revision").join(i.to_string())),
-                    ));
+                    remote_reads.push((i, tarball_cluster_reads(tarball)));
+                    remote_reads.push((i, tarball_revision_reads(tarball)));
                 }
                 Err(e) => failed.push((
                     r.id(),
@@ -779,48 +773,51 @@ pub fn rendered_api_versions(docs: &[RenderedDoc]) -> Vec<String> {
 }
 
 /// Whether a chart the environment rendered reads `.Capabilities.APIVersions` (so the API
-/// versions its render was given matter): the local charts' files are read, a remote chart's
-/// tarball is listed with `tar`; what cannot be read counts as reading them.
+/// versions its render was given matter), by `charts_mention`: every file of the chart, its
+/// vendored subchart archives too; what cannot be read counts as reading them.
 pub fn reads_api_versions(root: &Path, state: &EnvState, status: &[ReleaseStatus]) -> bool {
     charts_mention(root, state, status, &[b"APIVersions"])
 }
 
-/// Whether a chart the environment rendered holds any of `needles` in one of its files (the
-/// local charts' files are read, a remote chart's tarball is listed with `tar`); what cannot be
-/// read counts as holding them.
+/// Whether a chart the environment rendered holds any of `needles` in one of its files (a local
+/// chart's directory, a remote chart's tarball, each with its subcharts, vendored archives too:
+/// `stack::chart_files::read_chart`); what cannot be read counts as holding them.
 pub fn charts_mention(root: &Path, state: &EnvState, status: &[ReleaseStatus], needles: &[&[u8]]) -> bool {
+    use crate::stack::chart_files::{read_chart, LIMITS};
+    use std::ops::ControlFlow;
     let holds = |b: &[u8]| needles.iter().any(|n| b.windows(n.len()).any(|w| w == *n));
+    let mentions = |chart: &Path| {
+        let mut found = false;
+        let read = read_chart(chart, LIMITS, &mut |_, bytes| {
+            found = holds(bytes);
+            if found {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        });
+        found || read.is_err()
+    };
     let rendered = |r: &Release| {
         status
             .iter()
             .any(|s| s.rendered && s.name == r.name && s.namespace == r.namespace)
     };
     for r in state.releases.iter().filter(|r| rendered(r)) {
-        match &r.chart_ref {
-            ChartRef::Local { path } => {
-                for e in walkdir::WalkDir::new(root.join(path)).follow_links(true).into_iter() {
-                    let Ok(e) = e else { return true };
-                    if e.file_type().is_file() && std::fs::read(e.path()).is_ok_and(|b| holds(&b)) {
-                        return true;
-                    }
-                }
-            }
+        let chart = match &r.chart_ref {
+            ChartRef::Local { path } => root.join(path),
             _ => {
                 let tarball = status
                     .iter()
                     .find(|s| s.name == r.name && s.namespace == r.namespace)
                     .and_then(|s| s.mirror.as_ref())
-                    .map(|m| m.tarball.clone());
+                    .map(|m| PathBuf::from(&m.tarball));
                 let Some(t) = tarball else { return true };
-                match std::process::Command::new("tar").arg("-xzOf").arg(&t).output() {
-                    Ok(o) if o.status.success() => {
-                        if holds(&o.stdout) {
-                            return true;
-                        }
-                    }
-                    _ => return true,
-                }
+                t
             }
+        };
+        if mentions(&chart) {
+            return true;
         }
     }
     false
@@ -1174,88 +1171,54 @@ fn helm_template_tarball(
 }
 
 /// The `lookup` calls in a remote chart's templates (its tarball, already checked against the
-/// lock, unpacked into `dir`), as for a local chart (`stack::load::cluster_reads`), each named by
-/// its place in the tarball; a tarball that cannot be unpacked here counts as one that may call it.
-fn tarball_cluster_reads(tarball: &Path, dir: &Path) -> Vec<crate::stack::ClusterRead> {
-    let name = tarball.file_name().unwrap_or_default().to_string_lossy().into_owned();
-    let unpacked = std::fs::create_dir_all(dir).is_ok()
-        && std::process::Command::new("tar")
-            .arg("-xzf")
-            .arg(tarball)
-            .arg("-C")
-            .arg(dir)
-            .arg("--no-same-owner")
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !unpacked {
-        return vec![crate::stack::ClusterRead {
-            file: None,
-            line: None,
-            what: format!("its chart tarball {name} could not be unpacked to read its templates for `lookup`"),
-        }];
-    }
-    let chart = crate::stack::ChartRef::Local { path: ".".into() };
-    crate::stack::load::cluster_reads(&chart, dir, None)
-        .into_iter()
-        .map(|c| {
-            let at = c.file.as_deref().unwrap_or("").trim_start_matches("./").to_string();
-            let line = c.line.map(|l| format!(" line {l}")).unwrap_or_default();
-            crate::stack::ClusterRead {
-                file: None,
-                line: None,
-                what: match c.what.as_str() {
-                    "lookup" => format!(
-                        "the chart's template {at}{line} (in {name}) calls `lookup`, which reads the live cluster at \
-                         apply time; offline it returns nothing, so what is judged here may not be what is installed"
-                    ),
-                    other => format!("{other} (in {name})"),
-                },
-            }
-        })
-        .collect()
+/// lock, read in place with its vendored subchart archives: `stack::load::lookup_calls`), as for
+/// a local chart (`stack::load::cluster_reads`), each named by its place in the tarball; a
+/// tarball not read to its end counts as one that may call it.
+fn tarball_cluster_reads(tarball: &Path) -> Vec<crate::stack::ClusterRead> {
+    let (calls, read) = crate::stack::load::lookup_calls(tarball);
+    tarball_reads(tarball, calls, read, crate::stack::load::LOOKUP_WORDS, "`lookup`")
 }
 
 /// The reads of the release revision in a remote chart's templates (its tarball, already checked
-/// against the lock, unpacked into `dir`), as for a local chart (`stack::load::revision_reads`),
-/// each named by its place in the tarball; a tarball that cannot be unpacked here counts as one
-/// that reads it.
-fn tarball_revision_reads(tarball: &Path, dir: &Path) -> Vec<crate::stack::ClusterRead> {
+/// against the lock, subcharts and vendored archives included: `stack::load::revision_calls`), as
+/// for a local chart, each named by its place in the tarball; a tarball not read to its end counts
+/// as one that reads it.
+fn tarball_revision_reads(tarball: &Path) -> Vec<crate::stack::ClusterRead> {
+    let (reads, read) = crate::stack::load::revision_calls(tarball);
+    tarball_reads(
+        tarball,
+        reads,
+        read,
+        crate::stack::load::REVISION_WORDS,
+        "reads of the release revision",
+    )
+}
+
+/// `hits` (template, line) in the remote chart `tarball` as cluster reads, each `words`; `read`,
+/// when the tarball was not read to its end (`for_what` it was read), one more.
+fn tarball_reads(
+    tarball: &Path,
+    hits: Vec<(String, usize)>,
+    read: std::result::Result<(), crate::stack::chart_files::Unread>,
+    words: &str,
+    for_what: &str,
+) -> Vec<crate::stack::ClusterRead> {
     let name = tarball.file_name().unwrap_or_default().to_string_lossy().into_owned();
-    let unpacked = std::fs::create_dir_all(dir).is_ok()
-        && std::process::Command::new("tar")
-            .arg("-xzf")
-            .arg(tarball)
-            .arg("-C")
-            .arg(dir)
-            .arg("--no-same-owner")
-            .output()
-            .is_ok_and(|o| o.status.success());
-    let read = |what: String| crate::stack::ClusterRead {
+    let at = |what: String| crate::stack::ClusterRead {
         file: None,
         line: None,
         what,
     };
-    if !unpacked {
-        return vec![read(format!(
-            "its chart tarball {name} could not be unpacked to read its templates for reads of the release revision"
-        ))];
-    }
-    let chart = crate::stack::ChartRef::Local { path: ".".into() };
-    crate::stack::load::revision_reads(&chart, dir)
+    let mut out: Vec<crate::stack::ClusterRead> = hits
         .into_iter()
-        .map(|c| {
-            let at = c.file.as_deref().unwrap_or("").trim_start_matches("./").to_string();
-            let line = c.line.map(|l| format!(" line {l}")).unwrap_or_default();
-            read(if c.what == crate::stack::load::REVISION_READ {
-                format!(
-                    "the chart's template {at}{line} (in {name}) {}",
-                    crate::stack::load::REVISION_WORDS
-                )
-            } else {
-                format!("{at} (in {name}): {}", c.what)
-            })
-        })
-        .collect()
+        .map(|(inner, line)| at(format!("the chart's template {inner} line {line} (in {name}) {words}")))
+        .collect();
+    if let Err(why) = read {
+        out.push(at(format!(
+            "its chart tarball {name} was not read to its end for {for_what}: {why}"
+        )));
+    }
+    out
 }
 
 /// Every file below a render output directory, sorted, as (path relative to `dir` with `/`
@@ -1371,8 +1334,59 @@ mod tests {
             "{why}"
         );
         assert!(why.len() < 70_000, "{}", why.len());
+        // helm's stderr is kept to its last 12 lines, as for every tool error, lines of a few KiB
+        // whole.
+        let long = format!("Error: {}", "y".repeat(4000));
+        std::fs::write(status.join("1e4a340a/ns__b.stderr"), format!("{noise}\n{long}\n")).unwrap();
+        let t = read().unwrap();
+        assert!(t.ran[1].1.as_deref().unwrap().contains(&long));
         std::fs::write(status.join("1e4a340a/ns__z.rc"), "0\n").unwrap();
         assert!(format!("{:#}", read().unwrap_err()).contains("ns/z"));
+    }
+
+    /// A status names its release as helmfile's output directory does: `NS__NAME`, `__NAME` for a
+    /// release without a namespace (never `default__NAME`), and in the state file whose path's
+    /// sha1 names the directory above it.
+    #[test]
+    fn an_upgrade_render_is_the_release_of_its_state_file_and_namespace() {
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("out");
+        let (up, status) = twin_dirs(&out);
+        let mut other = release("a", Some("ns"));
+        other.file = "sub.yaml".into();
+        other.chart_ref = ChartRef::Local {
+            path: "charts/b".into(),
+        };
+        let state = EnvState {
+            releases: vec![release("a", Some("ns")), other, release("d", None)],
+            ..Default::default()
+        };
+        let sha: HashMap<String, String> = [("5ub5ha00".to_string(), "sub.yaml".to_string())].into();
+        let read = || {
+            upgrade_twins(
+                &out,
+                d.path(),
+                "default",
+                &state,
+                &sha,
+                &mut crate::yaml::MAX_INPUT.to_owned(),
+            )
+        };
+        std::fs::create_dir_all(status.join("5ub5ha00")).unwrap();
+        std::fs::create_dir_all(up.join("5ub5ha00/ns__a/b/templates")).unwrap();
+        std::fs::write(
+            up.join("5ub5ha00/ns__a/b/templates/cm.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: up\n",
+        )
+        .unwrap();
+        std::fs::write(status.join("5ub5ha00/ns__a.rc"), "0\n").unwrap();
+        std::fs::write(status.join("5ub5ha00/__d.rc"), "0\n").unwrap();
+        let t = read().unwrap();
+        assert_eq!(t.docs[0].prov.file.as_deref(), Some("charts/b/templates/cm.yaml"));
+        assert_eq!(t.ran.len(), 2, "{:?}", t.ran);
+        assert_eq!(t.ran[0].0, "default/d");
+        std::fs::write(status.join("5ub5ha00/default__d.rc"), "0\n").unwrap();
+        assert!(read().is_err());
     }
 
     /// A guessed early render is used only when it holds nothing but the releases to render.

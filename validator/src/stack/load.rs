@@ -7,6 +7,7 @@
 //! (`stack::complete`). The state files' text is read only to find the line of each release
 //! declaration (locations in findings) and the order environments are declared in.
 
+use super::chart_files;
 use super::failure::Refusal;
 use super::{ChartRef, EnvState, PostRenderer, Release, Repository};
 use crate::tools::build::{parse_build, StateDoc};
@@ -528,14 +529,10 @@ pub fn devel_from_defaults(release: &Value, defaults: Option<&Value>) -> bool {
         && truthy(defaults.and_then(|h| h.get("devel")))
 }
 
-/// Most files of one local chart read for `lookup` calls; a larger chart is reported as one
-/// that may read the cluster (never partly read).
-const MAX_CHART_FILES: usize = 10_000;
-
 /// Where a release's applied form depends on the cluster (`Release::cluster_reads`): every
-/// `lookup` call in its local chart's templates (subcharts included), and
-/// `helmDefaults.reuseValues: true`. A call is `lookup` where a template can call it: after
-/// `{{`, `(` or `|`, followed by a space (a `lookupTable:` key or a comment is not one).
+/// `lookup` call in its local chart's templates (subcharts included, vendored archives too:
+/// [`lookup_calls`]), and `helmDefaults.reuseValues: true`. A chart not read to its end (past a
+/// bound of [`chart_files::LIMITS`], or a file that cannot be read) is one that may call it.
 pub fn cluster_reads(chart: &ChartRef, root: &Path, defaults: Option<&Value>) -> Vec<crate::stack::ClusterRead> {
     use crate::stack::ClusterRead;
     let mut out = Vec::new();
@@ -547,37 +544,88 @@ pub fn cluster_reads(chart: &ChartRef, root: &Path, defaults: Option<&Value>) ->
         });
     }
     let ChartRef::Local { path } = chart else { return out };
-    let dir = root.join(path);
-    let mut files = 0;
-    for e in walkdir::WalkDir::new(&dir).follow_links(true).sort_by_file_name() {
-        let Ok(e) = e else { continue };
-        files += 1;
-        if files > MAX_CHART_FILES {
-            out.push(ClusterRead {
-                file: Some(path.clone()),
-                line: None,
-                what: format!("a chart of more than {MAX_CHART_FILES} files, not read for `lookup`"),
-            });
-            break;
+    let (calls, read) = lookup_calls(&root.join(path));
+    out.extend(placed(
+        path,
+        root.join(path).is_file(),
+        calls,
+        "lookup",
+        LOOKUP_WORDS,
+        read.err().map(|why| format!("{why}, not read to its end for `lookup`")),
+    ));
+    out
+}
+
+/// Why a `lookup` call is reported, after what calls it.
+pub const LOOKUP_WORDS: &str =
+    "calls `lookup`, which reads the live cluster at apply time; offline it returns nothing, so what is \
+     judged here may not be what is installed";
+
+/// Every `lookup` call in the templates of the chart at `chart` (a directory or a chart archive,
+/// its subcharts included, vendored archives too), as (its file's path inside the chart, line),
+/// with why the reading stopped when it did (`chart_files::read_chart`; the calls found before
+/// are kept). A template is a file with a `templates` path component; a call is `lookup` where a
+/// template can call it: after `{{`, `(` or `|`, followed by a space (a `lookupTable:` key or a
+/// comment is not one).
+pub fn lookup_calls(chart: &Path) -> (Vec<(String, usize)>, Result<(), chart_files::Unread>) {
+    template_lines(chart, &|_, text| {
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| calls_lookup(l))
+            .map(|(i, _)| i + 1)
+            .collect()
+    })
+}
+
+/// The reads of the release revision ([`reads_revision`]) in the templates of the chart at `chart`
+/// (a directory or a chart archive, subcharts and vendored archives included), as [`lookup_calls`];
+/// `NOTES.txt`, which helm renders into the release notes and never installs, is left out.
+pub fn revision_calls(chart: &Path) -> (Vec<(String, usize)>, Result<(), chart_files::Unread>) {
+    template_lines(chart, &|inner, text| {
+        if inner.ends_with("NOTES.txt") {
+            Vec::new()
+        } else {
+            reads_revision(text)
         }
-        let inner = e.path().strip_prefix(&dir).unwrap_or(e.path());
-        if !e.file_type().is_file() || !inner.components().any(|c| c.as_os_str() == "templates") {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(e.path()) else {
-            continue;
-        };
-        for (i, l) in text.lines().enumerate() {
-            if calls_lookup(l) {
-                out.push(ClusterRead {
-                    file: Some(format!("{path}/{}", inner.to_string_lossy())),
-                    line: Some(i + 1),
-                    what: "lookup".into(),
-                });
+    })
+}
+
+/// The lines `find` gives for each template of the chart at `chart` (a file with a `templates`
+/// path component, read by `chart_files::read_chart`: subcharts and vendored archives included,
+/// within its bounds), as (the file's path inside the chart, line), with why the reading stopped
+/// when it did (the lines found before are kept).
+fn template_lines(
+    chart: &Path,
+    find: &dyn Fn(&str, &str) -> Vec<usize>,
+) -> (Vec<(String, usize)>, Result<(), chart_files::Unread>) {
+    let mut hits = Vec::new();
+    let read = chart_files::read_chart(chart, chart_files::LIMITS, &mut |inner, bytes| {
+        if inner.split('/').any(|c| c == "templates") {
+            for line in find(inner, &String::from_utf8_lossy(bytes)) {
+                hits.push((inner.to_string(), line));
             }
         }
+        std::ops::ControlFlow::Continue(())
+    });
+    (hits, read)
+}
+
+/// The subchart archive a file found by `chart_files::read_chart` is in (its path inside the
+/// chart, the outermost one; empty when the chart itself is an archive) and the file's path
+/// inside that archive, or `None` for a file that is on disk itself.
+fn archive_of(inner: &str, chart_is_archive: bool) -> Option<(&str, &str)> {
+    if chart_is_archive {
+        return Some(("", inner));
     }
-    out
+    let mut end = 0;
+    for part in inner.split('/') {
+        end += part.len();
+        if chart_files::is_subchart_archive(&inner[..end]) {
+            return Some((&inner[..end], inner.get(end + 1..).unwrap_or("")));
+        }
+        end += 1;
+    }
+    None
 }
 
 /// What [`revision_reads`] names a read of the release's revision (`ClusterRead::what`).
@@ -588,88 +636,71 @@ pub const REVISION_WORDS: &str = "reads the release revision (`.Release.Revision
      helm renders it as 1 here, and as the release's next revision (2, 3, …) at every `helmfile apply` after the \
      first, so what is judged here is not what is installed";
 
-/// Most bytes of one template read for revision reads; a larger one is reported unread.
-const MAX_TEMPLATE_BYTES: u64 = 4 << 20;
-
-/// Where a local chart's templates (subcharts included; `NOTES.txt`, which helm renders into the
-/// release notes and never installs, left out) read the release's revision, at each line
-/// ([`reads_revision`]), as [`REVISION_READ`]. helm renders `.Release.Revision` as 1 in
-/// `helm template`, `--is-upgrade` or not (`pkg/action/install.go`), and as the last revision + 1
-/// at every upgrade (`pkg/action/upgrade.go`): no offline render has the value applied, so every
-/// read is reported, a value only written into an annotation as well (the cluster gets a different
-/// object than the one judged, and rules read annotations: the downward API, reload triggers). A
-/// file that cannot be read, or is too large, counts as one that reads it.
+/// Where a local chart's templates (subcharts and vendored subchart archives included;
+/// `NOTES.txt`, which helm renders into the release notes and never installs, left out) read the
+/// release's revision, at each line ([`reads_revision`]), as [`REVISION_READ`]; a read inside a
+/// vendored archive is placed at the archive, naming the template and line. helm renders
+/// `.Release.Revision` as 1 in `helm template`, `--is-upgrade` or not (`pkg/action/install.go`),
+/// and as the last revision + 1 at every upgrade (`pkg/action/upgrade.go`): no offline render has
+/// the value applied, so every read is reported, a value only written into an annotation as well
+/// (the cluster gets a different object than the one judged, and rules read annotations: the
+/// downward API, reload triggers). A chart not read to its end counts as one that reads it.
 pub fn revision_reads(chart: &ChartRef, root: &Path) -> Vec<crate::stack::ClusterRead> {
-    use crate::stack::ClusterRead;
     let ChartRef::Local { path } = chart else {
         return Vec::new();
     };
-    let dir = root.join(path);
-    let mut out = Vec::new();
-    let unread = |file: String, why: &str| ClusterRead {
-        file: Some(file),
-        line: None,
-        what: format!("{why}, not read for reads of the release revision"),
-    };
-    for (n, e) in walkdir::WalkDir::new(&dir)
-        .follow_links(true)
-        .sort_by_file_name()
+    let (reads, read) = revision_calls(&root.join(path));
+    placed(
+        path,
+        root.join(path).is_file(),
+        reads,
+        REVISION_READ,
+        REVISION_WORDS,
+        read.err()
+            .map(|why| format!("{why}, not read to its end for reads of the release revision")),
+    )
+}
+
+/// The reads (`hits`, from [`template_lines`]) of the local chart at `path` as cluster reads: at
+/// the template's file and line as `what` (which the rule words), or, inside a vendored archive
+/// (or a chart that is an archive), at the archive, the template and line named, with `words`;
+/// `unread`, when the chart was not read to its end, one more at the chart.
+fn placed(
+    path: &str,
+    chart_is_archive: bool,
+    hits: Vec<(String, usize)>,
+    what: &str,
+    words: &str,
+    unread: Option<String>,
+) -> Vec<crate::stack::ClusterRead> {
+    use crate::stack::ClusterRead;
+    let mut out: Vec<ClusterRead> = hits
         .into_iter()
-        .enumerate()
-    {
-        if n >= MAX_CHART_FILES {
-            out.push(unread(
-                path.clone(),
-                &format!("a chart of more than {MAX_CHART_FILES} files"),
-            ));
-            break;
-        }
-        let e = match e {
-            Ok(e) => e,
-            Err(err) => {
-                let at = err
-                    .path()
-                    .and_then(|p| p.strip_prefix(&dir).ok())
-                    .map(|p| p.to_string_lossy().into_owned());
-                out.push(unread(
-                    format!("{path}/{}", at.unwrap_or_default()),
-                    "a file that cannot be listed",
-                ));
-                continue;
-            }
-        };
-        let inner = e.path().strip_prefix(&dir).unwrap_or(e.path());
-        if !e.file_type().is_file()
-            || !inner.components().any(|c| c.as_os_str() == "templates")
-            || inner
-                .file_name()
-                .is_some_and(|f| f.to_string_lossy().ends_with("NOTES.txt"))
-        {
-            continue;
-        }
-        let file = format!("{path}/{}", inner.to_string_lossy());
-        let mut text = Vec::new();
-        let read = std::fs::File::open(e.path())
-            .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, MAX_TEMPLATE_BYTES + 1), &mut text));
-        match read {
-            Err(_) => out.push(unread(file, "a template that cannot be read")),
-            Ok(_) if text.len() as u64 > MAX_TEMPLATE_BYTES => {
-                out.push(unread(
-                    file,
-                    &format!("a template of more than {MAX_TEMPLATE_BYTES} bytes"),
-                ));
-            }
-            Ok(_) => out.extend(
-                reads_revision(&String::from_utf8_lossy(&text))
-                    .into_iter()
-                    .map(|line| ClusterRead {
-                        file: Some(file.clone()),
-                        line: Some(line),
-                        what: REVISION_READ.into(),
-                    }),
-            ),
-        }
-    }
+        .map(|(inner, line)| match archive_of(&inner, chart_is_archive) {
+            None => ClusterRead {
+                file: Some(format!("{path}/{inner}")),
+                line: Some(line),
+                what: what.into(),
+            },
+            Some((archive, rest)) => ClusterRead {
+                file: Some(if archive.is_empty() {
+                    path.to_string()
+                } else {
+                    format!("{path}/{archive}")
+                }),
+                line: None,
+                what: format!(
+                    "the template {rest} line {line} of the chart archive {} {words}",
+                    if archive.is_empty() { path } else { archive }
+                ),
+            },
+        })
+        .collect();
+    out.extend(unread.map(|what| ClusterRead {
+        file: Some(path.to_string()),
+        line: None,
+        what,
+    }));
     out
 }
 
@@ -1850,12 +1881,16 @@ mod tests {
         );
         write("c/templates/NOTES.txt", "revision {{ .Release.Revision }}\n");
         write("c/charts/s/templates/b.yaml", "\n{{ $r := .Release }}\n");
-        write("c/templates/big.yaml", &" ".repeat(MAX_TEMPLATE_BYTES as usize + 1));
+        write(
+            "c/templates/big.yaml",
+            &" ".repeat(chart_files::LIMITS.file_bytes as usize + 1),
+        );
         let chart = ChartRef::Local { path: "c".into() };
-        let got: Vec<(Option<String>, Option<usize>, String)> = revision_reads(&chart, d.path())
+        let mut got: Vec<(Option<String>, Option<usize>, String)> = revision_reads(&chart, d.path())
             .into_iter()
             .map(|r| (r.file, r.line, r.what))
             .collect();
+        let unread = got.pop().unwrap();
         assert_eq!(
             got,
             [
@@ -1865,17 +1900,119 @@ mod tests {
                     REVISION_READ.to_string()
                 ),
                 (Some("c/templates/a.yaml".into()), Some(3), REVISION_READ.to_string()),
-                (
-                    Some("c/templates/big.yaml".into()),
-                    None,
-                    format!("a template of more than {MAX_TEMPLATE_BYTES} bytes, not read for reads of the release revision")
-                ),
             ]
+        );
+        // A file larger than helm reads stops the reading: a read of its own, at the chart.
+        assert_eq!((unread.0.as_deref(), unread.1), (Some("c"), None));
+        assert!(
+            unread.2.contains("templates/big.yaml")
+                && unread
+                    .2
+                    .ends_with("not read to its end for reads of the release revision"),
+            "{}",
+            unread.2
         );
         let remote = ChartRef::Oci {
             url: "oci://r.example.com/c".into(),
         };
         assert!(revision_reads(&remote, d.path()).is_empty());
+    }
+
+    /// A read of the revision inside a vendored subchart archive (what `helm dependency build`
+    /// writes, and helm renders) is found and placed at the archive, naming the template and line;
+    /// the same archive reading only the release name is not a read.
+    #[test]
+    fn a_revision_read_in_a_vendored_subchart_archive_is_placed_at_the_archive() {
+        use flate2::{write::GzEncoder, Compression};
+        let tgz = |template: &str| {
+            let mut b = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
+            for (name, data) in [
+                ("sub/Chart.yaml", "apiVersion: v2\nname: sub\nversion: 1.0.0\n"),
+                ("sub/templates/cm.yaml", template),
+            ] {
+                let mut h = tar::Header::new_gnu();
+                h.set_size(data.len() as u64);
+                h.set_mode(0o644);
+                b.append_data(&mut h, name, data.as_bytes()).unwrap();
+            }
+            b.into_inner().unwrap().finish().unwrap()
+        };
+        let d = tempfile::tempdir().unwrap();
+        let chart = d.path().join("c");
+        std::fs::create_dir_all(chart.join("charts")).unwrap();
+        std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: c\nversion: 0.1.0\n").unwrap();
+        let reads = |template: &str| {
+            std::fs::write(chart.join("charts/sub-1.0.0.tgz"), tgz(template)).unwrap();
+            revision_reads(&ChartRef::Local { path: "c".into() }, d.path())
+        };
+        let r = reads("kind: ConfigMap\ndata:\n  r: {{ .Release.Revision | quote }}\n");
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert_eq!(
+            (r[0].file.as_deref(), r[0].line),
+            (Some("c/charts/sub-1.0.0.tgz"), None)
+        );
+        assert!(
+            r[0].what.starts_with("the template templates/cm.yaml line 3 of the chart archive charts/sub-1.0.0.tgz reads the release revision"),
+            "{}",
+            r[0].what
+        );
+        assert!(reads("kind: ConfigMap\ndata:\n  r: {{ .Release.Name | quote }}\n").is_empty());
+    }
+
+    /// A `lookup` in a directory is placed at its file and line; one inside a vendored archive
+    /// (nested ones too) at the outermost archive, the file there is; a chart not read to its end
+    /// is a read of its own.
+    #[test]
+    fn cluster_reads_place_a_call_at_the_file_on_disk() {
+        assert_eq!(archive_of("charts/a/templates/x.yaml", false), None);
+        assert_eq!(
+            archive_of("charts/a/charts/b-1.0.0.tgz/charts/c.tgz/templates/x.yaml", false),
+            Some(("charts/a/charts/b-1.0.0.tgz", "charts/c.tgz/templates/x.yaml"))
+        );
+        assert_eq!(archive_of("templates/x.yaml", true), Some(("", "templates/x.yaml")));
+        let d = tempfile::tempdir().unwrap();
+        let chart = d.path().join("charts/app");
+        std::fs::create_dir_all(chart.join("templates")).unwrap();
+        std::fs::create_dir_all(chart.join("charts")).unwrap();
+        std::fs::write(
+            chart.join("templates/a.yaml"),
+            "x: 1\n{{ lookup \"v1\" \"Secret\" \"\" \"\" }}\n",
+        )
+        .unwrap();
+        std::fs::write(chart.join("charts/sub-1.0.0.tgz"), "not gzip").unwrap();
+        let reads = cluster_reads(
+            &ChartRef::Local {
+                path: "charts/app".into(),
+            },
+            d.path(),
+            None,
+        );
+        let places: Vec<(Option<&str>, Option<usize>, &str)> = reads
+            .iter()
+            .map(|r| (r.file.as_deref(), r.line, r.what.as_str()))
+            .collect();
+        assert_eq!(
+            places,
+            [(
+                Some("charts/app"),
+                None,
+                "`charts/sub-1.0.0.tgz` is not a gzip-compressed tar archive, not read to its end for `lookup`"
+            ),],
+            "sorted: charts/ before templates/, where the reading stopped"
+        );
+        std::fs::remove_file(chart.join("charts/sub-1.0.0.tgz")).unwrap();
+        let reads = cluster_reads(
+            &ChartRef::Local {
+                path: "charts/app".into(),
+            },
+            d.path(),
+            None,
+        );
+        assert_eq!(reads.len(), 1, "{reads:?}");
+        assert_eq!(
+            (reads[0].file.as_deref(), reads[0].line, reads[0].what.as_str()),
+            (Some("charts/app/templates/a.yaml"), Some(2), "lookup")
+        );
     }
 
     #[test]

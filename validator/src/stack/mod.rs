@@ -1,6 +1,7 @@
 //! The helmfile state model: environments, releases, repositories, needs, chart references and
 //! where each release is declared. Built from the real `helmfile build` output (see `load`).
 
+pub mod chart_files;
 pub mod complete;
 pub mod failure;
 pub mod load;

@@ -153,7 +153,7 @@ may_ask() {{
     case "$a" in -*) continue ;; esac
     if [ -f "$a/Chart.yaml" ]; then
       LC_ALL=C grep -RqaE {asks} "$a" 2>/dev/null && return 0
-      [ -n "$(find -L "$a" \( -name '*.tgz' -o -name '*.tar.gz' -o -name '*.tar' \) -type f 2>/dev/null | head -n 1)" ] && return 0
+      [ -n "$(find -L "$a" \( -name '*.tgz' -o -name '*.tar.gz' -o -name '*.tar' \) -type f -print -quit 2>/dev/null)" ] && return 0
     else
       case "$a" in *.tgz|*.tar.gz) ;; *) continue ;; esac
       [ -f "$a" ] || continue
