@@ -133,36 +133,40 @@ local_chart() {{
 # (Its pattern is nvcf-validate's ASKS_PATTERN: the fields --is-upgrade flips, or the release object
 # taken whole.)
 may_ask() {{
-  # The values helm is given (files, and the strings of --set and the other arguments): a chart
-  # may render them as a template (`tpl`). A values file that cannot be read may ask (grep's 2).
-  file=0
+  # One grep over what the call reads: its own strings (--set and every other argument, on stdin),
+  # the values files it names (a chart may render values as a template, `tpl`) and the chart
+  # directories. A chart that vendors a subchart archive where helm loads one (charts/*.tgz, and
+  # one level of subchart directories down; deeper ones the gate finds itself and renders by name),
+  # or a chart archive holding one, may ask; so does what grep cannot read (its status 2).
+  n=$#; file=0
   for a in "$@"; do
-    f=""
-    if [ "$file" = 1 ]; then f="$a"; file=0; fi
+    if [ "$file" = 1 ]; then
+      file=0
+      # (One that does not exist fails helm's own call.)
+      [ -e "$a" ] && set -- "$@" "$a"
+      continue
+    fi
     case "$a" in
       --values|-f) file=1 ;;
-      --values=*) f="${{a#--values=}}" ;;
+      --values=*) [ -e "${{a#--values=}}" ] && set -- "$@" "${{a#--values=}}" ;;
+      -*) ;;
+      *)
+        if [ -f "$a/Chart.yaml" ]; then
+          for t in "$a"/charts/*.tgz "$a"/charts/*/charts/*.tgz; do
+            [ -e "$t" ] && return 0
+          done
+          set -- "$@" "$a"
+        else
+          case "$a" in *.tgz|*.tar.gz) ;; *) continue ;; esac
+          [ -f "$a" ] || continue
+          list=$(tar -tzf "$a" 2>/dev/null) || return 0
+          case "$list" in *.tgz*|*.tar.gz*|*.tar*) return 0 ;; esac
+          tar -xzOf "$a" 2>/dev/null | LC_ALL=C grep -qaE {asks} && return 0
+        fi ;;
     esac
-    # (One that does not exist fails helm's own call.)
-    if [ -n "$f" ] && [ -e "$f" ]; then
-      LC_ALL=C grep -qaE {asks} "$f" 2>/dev/null; [ "$?" = 1 ] || return 0
-    fi
   done
-  printf '%s\n' "$@" | LC_ALL=C grep -qaE {asks} && return 0
-  for a in "$@"; do
-    case "$a" in -*) continue ;; esac
-    if [ -f "$a/Chart.yaml" ]; then
-      LC_ALL=C grep -RqaE {asks} "$a" 2>/dev/null && return 0
-      [ -n "$(find -L "$a" \( -name '*.tgz' -o -name '*.tar.gz' -o -name '*.tar' \) -type f -print -quit 2>/dev/null)" ] && return 0
-    else
-      case "$a" in *.tgz|*.tar.gz) ;; *) continue ;; esac
-      [ -f "$a" ] || continue
-      list=$(tar -tzf "$a" 2>/dev/null) || return 0
-      case "$list" in *.tgz*|*.tar.gz*|*.tar*) return 0 ;; esac
-      tar -xzOf "$a" 2>/dev/null | LC_ALL=C grep -qaE {asks} && return 0
-    fi
-  done
-  return 1
+  printf '%s\n' "$@" | {{ shift "$n"; LC_ALL=C grep -RqaE {asks} - "$@" 2>/dev/null; }}
+  [ "$?" != 1 ]
 }}
 # The positional arguments after the subcommand, for messages.
 refs() {{
