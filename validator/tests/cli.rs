@@ -663,6 +663,35 @@ fn lookup_in_a_subchart_archive_inside_a_mirror_chart_is_render_depends_on_clust
     }
 }
 
+/// `check --chart-mirror mirror` of the stack in `dir` (JSON, `image-pinned` waived): the run, its
+/// report, and the releases its first environment also rendered as an upgrade (`upgradeRendered` of
+/// `--objects`).
+fn check_mirror_upgrade_rendered(dir: &Path) -> (Run, serde_json::Value, Vec<String>) {
+    let objects = dir.join("objects.json");
+    let r = check(
+        dir,
+        &[
+            "--chart-mirror",
+            "mirror",
+            "--format",
+            "json",
+            "-A",
+            "image-pinned",
+            "--objects",
+            objects.to_str().unwrap(),
+        ],
+    );
+    let report = json(&r.stdout);
+    let doc = json(&std::fs::read_to_string(&objects).unwrap());
+    let upgraded = doc["environments"][0]["upgradeRendered"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.as_str().map(str::to_string))
+        .collect();
+    (r, report, upgraded)
+}
+
 /// A remote chart from the mirror whose vendored subchart archive asks `.Release.IsUpgrade` is
 /// rendered again as an upgrade (`upgradeRendered` of `--objects`) and the difference is a
 /// finding; the same nesting that does not ask is not rendered again.
@@ -677,28 +706,9 @@ fn a_subchart_archive_inside_a_mirror_chart_asking_is_upgrade_is_rendered_as_an_
         ("  a: install\n", false),
     ] {
         let d = stack_with_mirrored_upstream_vendoring(&format!("{cm}{sub_data}"));
-        let objects = d.path().join("objects.json");
-        let r = check(
-            d.path(),
-            &[
-                "--chart-mirror",
-                "mirror",
-                "--format",
-                "json",
-                "-A",
-                "image-pinned",
-                "--objects",
-                objects.to_str().unwrap(),
-            ],
-        );
-        let report = json(&r.stdout);
+        let (r, report, upgraded) = check_mirror_upgrade_rendered(d.path());
         assert_eq!(release_of(&report, "upstream")["rendered"], true, "{}", r.stderr);
-        let doc = json(&std::fs::read_to_string(&objects).unwrap());
-        let upgraded = doc["environments"][0]["upgradeRendered"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r == "upstream/upstream");
+        let upgraded = upgraded.iter().any(|r| r == "upstream/upstream");
         let differs = report["findings"].as_array().unwrap().iter().any(|f| {
             f["rule"] == "render-depends-on-cluster"
                 && f["release"] == "upstream/upstream"
@@ -722,28 +732,7 @@ fn an_upgrade_render_by_the_front_and_one_by_name_each_judge_their_release() {
     let first = std::fs::read_dir(&app).unwrap().flatten().next().unwrap().path();
     let text = std::fs::read_to_string(&first).unwrap();
     std::fs::write(&first, format!("{{{{/* the same on .Release.IsUpgrade */}}}}\n{text}")).unwrap();
-    let objects = d.path().join("objects.json");
-    let r = check(
-        d.path(),
-        &[
-            "--chart-mirror",
-            "mirror",
-            "--format",
-            "json",
-            "-A",
-            "image-pinned",
-            "--objects",
-            objects.to_str().unwrap(),
-        ],
-    );
-    let report = json(&r.stdout);
-    let doc = json(&std::fs::read_to_string(&objects).unwrap());
-    let mut upgraded: Vec<&str> = doc["environments"][0]["upgradeRendered"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|r| r.as_str())
-        .collect();
+    let (r, report, mut upgraded) = check_mirror_upgrade_rendered(d.path());
     upgraded.sort_unstable();
     assert_eq!(upgraded, ["apps/app", "upstream/upstream"], "{}", r.stderr);
     let upgrade_findings: Vec<(String, String)> = report["findings"]
