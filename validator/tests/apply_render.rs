@@ -62,6 +62,30 @@ spec:
     );
 }
 
+/// A chart `crds` that installs the CRD of `example.io/v1` `Widget`.
+fn crd_chart(stack: &Path) {
+    let crd = stack.join("charts/crds");
+    write(&crd.join("Chart.yaml"), "apiVersion: v2\nname: crds\nversion: 0.1.0\n");
+    write(
+        &crd.join("templates/crd.yaml"),
+        r#"apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.io
+spec:
+  group: example.io
+  scope: Namespaced
+  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
+"#,
+    );
+}
+
 fn state(stack: &Path, releases: &[&str], extra: &str) {
     let mut s = String::from(extra);
     s.push_str("releases:\n");
@@ -161,26 +185,7 @@ fn templates_see_the_policy_kubernetes_version_and_its_api_versions() {
 fn crds_the_environment_renders_are_served_to_its_templates() {
     let d = tempfile::tempdir().unwrap();
     let s = d.path();
-    let crd = s.join("charts/crds");
-    write(&crd.join("Chart.yaml"), "apiVersion: v2\nname: crds\nversion: 0.1.0\n");
-    write(
-        &crd.join("templates/crd.yaml"),
-        r#"apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.io
-spec:
-  group: example.io
-  scope: Namespaced
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-"#,
-    );
+    crd_chart(s);
     chart(s, "user", r#".Capabilities.APIVersions.Has "example.io/v1/Widget""#);
     state(s, &["crds", "user"], "");
     let (code, f, err) = check(s);
@@ -941,28 +946,7 @@ fn a_vendored_subchart_archive_asking_api_versions_sees_the_rendered_crds() {
         let d = tempfile::tempdir().unwrap();
         let s = d.path();
         vendoring(s, condition, NO_LOOKUP);
-        write(
-            &s.join("charts/crds/Chart.yaml"),
-            "apiVersion: v2\nname: crds\nversion: 0.1.0\n",
-        );
-        write(
-            &s.join("charts/crds/templates/crd.yaml"),
-            r#"apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.io
-spec:
-  group: example.io
-  scope: Namespaced
-  names: {kind: Widget, plural: widgets, singular: widget, listKind: WidgetList}
-  versions:
-    - name: v1
-      served: true
-      storage: true
-      schema:
-        openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}
-"#,
-        );
+        crd_chart(s);
         state(s, &["crds", "parent"], "");
         let (code, f, objects, err) = check_objects(s);
         assert_eq!(code, 1, "{f:?}\n{err}");
