@@ -231,7 +231,81 @@ pub fn targets(repo: &Path) -> Vec<Target> {
             seeds: config_seeds(),
             run: run_config_files,
         },
+        Target {
+            name: "chart-template",
+            seeds: template_seeds(),
+            run: run_chart_template,
+        },
+        Target {
+            name: "chart-archive",
+            seeds: archive_seeds(),
+            run: run_chart_archive,
+        },
     ]
+}
+
+/// Chart templates as the gate scans them for reads of the release revision (and `lookup`).
+fn template_seeds() -> Vec<Vec<u8>> {
+    [
+        "kind: ConfigMap\ndata:\n  r: {{ .Release.Revision | quote }}\n",
+        "{{- /* .Release.Revision */ -}}\n{{ $r := .Release }}{{ with .Release }}{{ .Name }}{{ end }}\n",
+        "{{ index .Release \"Revision\" }} {{ template \"x\" .Release }} {{ .Values.a.Revision }} `{{ \"}}\" }}`\n",
+        "{{ (lookup \"v1\" \"Secret\" \"ns\" \"n\").data | toJson }}\n{{ if gt (int $.Release.Revision) 1 }}x{{ end }}",
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect()
+}
+
+/// A chart template read as the gate reads one (`stack::load::reads_revision`).
+pub fn run_chart_template(input: &[u8], _: &Path) {
+    let _ = nvcf_validate::stack::load::reads_revision(&String::from_utf8_lossy(input));
+}
+
+/// Chart archives as helm packs them: a chart, and one vendoring a subchart archive.
+fn archive_seeds() -> Vec<Vec<u8>> {
+    use flate2::{write::GzEncoder, Compression};
+    let tgz = |files: &[(&str, &[u8])]| {
+        let mut b = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
+        for (name, data) in files {
+            let mut h = tar::Header::new_gnu();
+            h.set_size(data.len() as u64);
+            h.set_mode(0o644);
+            b.append_data(&mut h, name, *data).unwrap();
+        }
+        b.into_inner().unwrap().finish().unwrap()
+    };
+    let sub = tgz(&[
+        ("sub/Chart.yaml", b"apiVersion: v2\nname: sub\nversion: 1.0.0\n"),
+        (
+            "sub/templates/cm.yaml",
+            b"r: {{ .Release.Revision }}\n{{ lookup \"v1\" \"Secret\" \"\" \"\" }}\n",
+        ),
+    ]);
+    vec![
+        tgz(&[
+            ("c/Chart.yaml", b"apiVersion: v2\nname: c\nversion: 0.1.0\n"),
+            (
+                "c/templates/a.yaml",
+                b"kind: ConfigMap\ndata: {r: \"{{ .Release.Name }}\"}\n",
+            ),
+        ]),
+        tgz(&[
+            ("c/Chart.yaml", b"apiVersion: v2\nname: c\nversion: 0.1.0\n"),
+            ("c/charts/sub-1.0.0.tgz", &sub),
+        ]),
+    ]
+}
+
+/// A chart archive read as the gate reads a remote chart's tarball: every file, vendored subchart
+/// archives included, for `lookup` and reads of the release revision (`stack::chart_files`'
+/// bounded reader under `stack::load::lookup_calls` and `revision_calls`).
+pub fn run_chart_archive(input: &[u8], scratch: &Path) {
+    let p = scratch.join("chart.tgz");
+    if std::fs::write(&p, input).is_ok() {
+        let _ = nvcf_validate::stack::load::lookup_calls(&p);
+        let _ = nvcf_validate::stack::load::revision_calls(&p);
+    }
 }
 
 /// Files a ConfigMap or Secret may carry, one per format the config reader parses (and markup,
