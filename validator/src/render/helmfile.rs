@@ -1273,6 +1273,22 @@ mod tests {
         assert!(templated_names("").is_empty());
     }
 
+    /// What the helm front leaves for a successful upgrade render of `SHA/NS__NAME` (`at`) of chart
+    /// `chart` beside the render in `out`: its exit code 0 and one ConfigMap `up`.
+    fn twin(out: &Path, at: &str, chart: &str) {
+        let (up, status) = twin_dirs(out);
+        let templates = up.join(at).join(chart).join("templates");
+        std::fs::create_dir_all(&templates).unwrap();
+        std::fs::write(
+            templates.join("cm.yaml"),
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: up\n",
+        )
+        .unwrap();
+        let rc = status.join(format!("{at}.rc"));
+        std::fs::create_dir_all(rc.parent().unwrap()).unwrap();
+        std::fs::write(rc, "0\n").unwrap();
+    }
+
     /// The upgrade renders the front left beside a render: a release whose upgrade render
     /// succeeded gives its objects, one that failed the tail of helm's stderr (bounded), a status
     /// still being written (`.rc.part`, the install failed) nothing; a status naming a release the
@@ -1305,14 +1321,7 @@ mod tests {
         // Not asked for: nothing.
         let t = read().unwrap();
         assert!(t.ran.is_empty() && t.docs.is_empty());
-        std::fs::create_dir_all(status.join("1e4a340a")).unwrap();
-        std::fs::create_dir_all(up.join("1e4a340a/ns__a/a/templates")).unwrap();
-        std::fs::write(
-            up.join("1e4a340a/ns__a/a/templates/cm.yaml"),
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: up\n",
-        )
-        .unwrap();
-        std::fs::write(status.join("1e4a340a/ns__a.rc"), "0\n").unwrap();
+        twin(&out, "1e4a340a/ns__a", "a");
         std::fs::write(status.join("1e4a340a/ns__b.rc"), "1\n").unwrap();
         let noise = "x".repeat(200_000);
         std::fs::write(
@@ -1351,7 +1360,7 @@ mod tests {
     fn an_upgrade_render_is_the_release_of_its_state_file_and_namespace() {
         let d = tempfile::tempdir().unwrap();
         let out = d.path().join("out");
-        let (up, status) = twin_dirs(&out);
+        let (_, status) = twin_dirs(&out);
         let mut other = release("a", Some("ns"));
         other.file = "sub.yaml".into();
         other.chart_ref = ChartRef::Local {
@@ -1372,14 +1381,7 @@ mod tests {
                 &mut crate::yaml::MAX_INPUT.to_owned(),
             )
         };
-        std::fs::create_dir_all(status.join("5ub5ha00")).unwrap();
-        std::fs::create_dir_all(up.join("5ub5ha00/ns__a/b/templates")).unwrap();
-        std::fs::write(
-            up.join("5ub5ha00/ns__a/b/templates/cm.yaml"),
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: up\n",
-        )
-        .unwrap();
-        std::fs::write(status.join("5ub5ha00/ns__a.rc"), "0\n").unwrap();
+        twin(&out, "5ub5ha00/ns__a", "b");
         std::fs::write(status.join("5ub5ha00/__d.rc"), "0\n").unwrap();
         let t = read().unwrap();
         assert_eq!(t.docs[0].prov.file.as_deref(), Some("charts/b/templates/cm.yaml"));

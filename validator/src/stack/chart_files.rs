@@ -338,14 +338,14 @@ fn member_name(raw: &[u8]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::seeded::Gen;
     use flate2::{write::GzEncoder, Compression};
     use std::io::Write;
 
     /// A gzip-compressed tar archive of `files` (each path as written, the chart's directory first).
-    fn tgz(files: &[(&str, &[u8])]) -> Vec<u8> {
+    pub(crate) fn tgz(files: &[(&str, &[u8])]) -> Vec<u8> {
         let mut b = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
         for (name, data) in files {
             let mut h = tar::Header::new_gnu();

@@ -1923,19 +1923,11 @@ mod tests {
     /// the same archive reading only the release name is not a read.
     #[test]
     fn a_revision_read_in_a_vendored_subchart_archive_is_placed_at_the_archive() {
-        use flate2::{write::GzEncoder, Compression};
         let tgz = |template: &str| {
-            let mut b = tar::Builder::new(GzEncoder::new(Vec::new(), Compression::fast()));
-            for (name, data) in [
-                ("sub/Chart.yaml", "apiVersion: v2\nname: sub\nversion: 1.0.0\n"),
-                ("sub/templates/cm.yaml", template),
-            ] {
-                let mut h = tar::Header::new_gnu();
-                h.set_size(data.len() as u64);
-                h.set_mode(0o644);
-                b.append_data(&mut h, name, data.as_bytes()).unwrap();
-            }
-            b.into_inner().unwrap().finish().unwrap()
+            chart_files::tests::tgz(&[
+                ("sub/Chart.yaml", b"apiVersion: v2\nname: sub\nversion: 1.0.0\n"),
+                ("sub/templates/cm.yaml", template.as_bytes()),
+            ])
         };
         let d = tempfile::tempdir().unwrap();
         let chart = d.path().join("c");

@@ -356,10 +356,15 @@ mod tests {
 
     /// Tools whose "real helm" is a stub in `d` that records its arguments, and that record.
     fn recording_helm(d: &Path) -> (Tools, PathBuf) {
+        recording_helm_then(d, "")
+    }
+
+    /// [`recording_helm`] whose stub runs the shell lines `then` after recording.
+    fn recording_helm_then(d: &Path, then: &str) -> (Tools, PathBuf) {
         use std::os::unix::fs::PermissionsExt;
         let log = d.join("real.log");
         let real = d.join("real-helm");
-        std::fs::write(&real, format!("#!/bin/sh\necho \"$*\" >> '{}'\n", log.display())).unwrap();
+        std::fs::write(&real, format!("#!/bin/sh\necho \"$*\" >> '{}'\n{then}", log.display())).unwrap();
         std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
         let tools = Tools {
             helmfile: PathBuf::from("/bin/false"),
@@ -629,30 +634,15 @@ mod tests {
     /// is the answer, the second's is left in `ROOT.upgrade-status`. Online without a mirror too.
     #[test]
     fn the_front_renders_the_upgrade_beside_the_install() {
-        use std::os::unix::fs::PermissionsExt;
         let d = tempfile::tempdir().unwrap();
         let p = d.path();
-        let log = p.join("real.log");
-        let real = p.join("real-helm");
         // Fails the install of charts/broken, the upgrade of charts/no-upgrade.
-        std::fs::write(
-            &real,
-            format!(
-                "#!/bin/sh\necho \"$*\" >> '{}'\ncase \"$*\" in *charts/broken*) exit 4 ;; \
-                 *charts/no-upgrade*--is-upgrade*) echo 'Error: no upgrade path' >&2; exit 3 ;; esac\n",
-                log.display()
-            ),
-        )
-        .unwrap();
-        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let tools = Tools {
-            helmfile: PathBuf::from("/bin/false"),
-            helm: real,
-            env: Vec::new(),
-            writable: None,
-            ns: None,
-            network: true,
-        };
+        let (mut tools, log) = recording_helm_then(
+            p,
+            "case \"$*\" in *charts/broken*) exit 4 ;; \
+             *charts/no-upgrade*--is-upgrade*) echo 'Error: no upgrade path' >&2; exit 3 ;; esac\n",
+        );
+        tools.network = true;
         let dir = p.join("front");
         std::fs::create_dir_all(&dir).unwrap();
         let front = front(&tools, None, false, None, &dir).unwrap().helm;
