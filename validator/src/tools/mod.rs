@@ -127,13 +127,13 @@ impl Drop for Lazy {
     }
 }
 
-/// The tools of one run, located on first use (a warm cache never looks for them). With a chart
-/// mirror, helm is the generated front (`mirror::front`), written once into a temporary directory
+/// The tools of one run, located on first use (a warm cache never looks for them). helm is the
+/// generated front (`mirror::front`), written once into a temporary directory
 /// this owns.
 pub struct Lazy {
     root: PathBuf,
     mirror: Option<PathBuf>,
-    front_dir: Option<tempfile::TempDir>,
+    front_dir: tempfile::TempDir,
     /// The scratch directory of the sealed environment (`seal`): every run is sealed, online
     /// with TCP allowed.
     sealed: tempfile::TempDir,
@@ -157,12 +157,10 @@ impl Lazy {
         // The helm front answers registry calls (with a mirror, and offline), helmfile 0.x's
         // version question, and renders the upgrade render beside the install render; online
         // without a mirror it hands everything else to helm as it is.
-        let front_dir = Some(
-            tempfile::Builder::new()
-                .prefix("nvcf-validate-mirror-")
-                .tempdir()
-                .context("creating a temporary directory")?,
-        );
+        let front_dir = tempfile::Builder::new()
+            .prefix("nvcf-validate-mirror-")
+            .tempdir()
+            .context("creating a temporary directory")?;
         Ok(Lazy {
             root: root.to_path_buf(),
             mirror: mirror.map(Path::to_path_buf),
@@ -185,20 +183,16 @@ impl Lazy {
                     // In the front's work directory: sealed, that one is bound into every command's
                     // namespace, so a front started before the answer was written sees it arrive
                     // (beside it, under the overlay of the temporary directory, it may not).
-                    let answer = self.front_dir.as_ref().map(|d| front_answer(d.path()));
-                    if let Some(dir) = answer.as_ref().and_then(|a| a.parent()) {
+                    let answer = front_answer(self.front_dir.path());
+                    if let Some(dir) = answer.parent() {
                         let _ = std::fs::create_dir_all(dir);
                     }
-                    let pending = versions::start(t.clone(), answer);
+                    let pending = versions::start(t.clone(), Some(answer));
                     *self.check.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(pending);
                 });
-                let located = located.and_then(|t| match &self.front_dir {
-                    Some(d) => {
-                        let m = self.mirror.as_deref().map(paths::absolute);
-                        let answer = front_answer(d.path());
-                        mirror::front(&t, m.as_deref(), self.offline, Some(&answer), d.path())
-                    }
-                    None => Ok(t),
+                let located = located.and_then(|t| {
+                    let (d, m) = (self.front_dir.path(), self.mirror.as_deref().map(paths::absolute));
+                    mirror::front(&t, m.as_deref(), self.offline, Some(&front_answer(d)), d)
                 });
                 let located = located.and_then(|t| seal::seal(t, self.sealed.path(), self.offline));
                 located.map_err(|e| format!("{e:#}"))
